@@ -1,0 +1,221 @@
+/**
+ * Step 3 of DESIGN §4 for every event but the two compaction events (see `compaction.ts`).
+ * Each handler changes `s`, a copy the caller owns, by assigning new immutable values.
+ */
+import type {
+  LossAcknowledged,
+  SessionOpened,
+  SpillCompleted,
+  SpillFailed,
+  Truncated,
+  TurnAppended,
+  Unit,
+} from './events';
+import type { Collector } from './collector';
+import {
+  EMPTY,
+  clip,
+  format,
+  intersect,
+  isEmpty,
+  isSubset,
+  range,
+  subtract,
+  union,
+} from './intervals';
+import { raiseGapHead } from './sequence';
+import { type SessionState, inUnit, knownHead, turnSpan, withUnit } from './state';
+import { hash53 } from './hash';
+
+export function applySessionOpened(s: SessionState, e: SessionOpened, out: Collector): void {
+  if (s.policy) {
+    out.note('ignored');
+    return;
+  }
+  const p = e.policy;
+  s.policy = p;
+  // P, A1 and X of an unknown session serve only UNKNOWN_SESSION decisions (DESIGN §4).
+  s.spilled = {};
+  s.ackOnce = {};
+  s.unspillable = {};
+  if (p.triggerTokens >= p.ceilingTokens) {
+    out.audit(
+      'ADVISORY',
+      'TRIGGER_NOT_BELOW_CEILING',
+      `compaction trigger ${p.triggerTokens} is not below the truncation ceiling ${p.ceilingTokens}: truncation will always precede compaction (the seed's root cause)`,
+      null,
+      EMPTY,
+    );
+  }
+  if (p.floor.unit !== p.truncatorUnit) {
+    out.audit(
+      'ADVISORY',
+      'UNIT_MISMATCH',
+      `recovery floor in ${p.floor.unit} cannot be honored by a truncator in ${p.truncatorUnit} (seed condition 4)`,
+      null,
+      EMPTY,
+    );
+  }
+}
+
+export function applyTurnAppended(s: SessionState, e: TurnAppended, out: Collector): void {
+  if (!s.policy) {
+    out.note('ignored');
+    return;
+  }
+  const unit = s.policy.floor.unit;
+  const prev = s.lastTurn;
+  const continuous = prev
+    ? e.turn === prev.turn + 1 &&
+      e.tokens.start === prev.tokens.end &&
+      e.messages.start === prev.messages.end
+    : e.turn === 0 && e.tokens.start === 0 && e.messages.start === 0;
+  const span = turnSpan(e, unit);
+  if (!continuous) {
+    // Fail closed: the skipped positions may have held a constraint.
+    raiseGapHead(s, span.end);
+    out.note('gap');
+    const from = prev ? turnSpan(prev, unit).end : 0;
+    s.pins = union(s.pins, range(from, span.start));
+  }
+  s.head = {
+    TURNS: Math.max(s.head.TURNS, e.turn + 1),
+    TOKENS: Math.max(s.head.TOKENS, e.tokens.end),
+    MESSAGES: Math.max(s.head.MESSAGES, e.messages.end),
+  };
+  if (e.pins.length > 0) s.pins = union(s.pins, range(span.start, span.end));
+  s.lastTurn = { turn: e.turn, tokens: e.tokens, messages: e.messages };
+}
+
+function unplaceable(s: SessionState, unit: Unit, start: number, end: number, what: string, out: Collector): void {
+  out.audit(
+    'VIOLATION',
+    'UNPLACEABLE_RANGE',
+    `${what} in ${unit} cannot be placed: the session's floor unit is ${s.policy!.floor.unit}`,
+    unit,
+    range(start, end),
+  );
+}
+
+export function applyTruncated(s: SessionState, e: Truncated, out: Collector): void {
+  // The one-compaction acceptance expires with any truncation, with or without a policy.
+  s.ackOnce = {};
+  if (!s.policy) {
+    out.note('ignored');
+    return;
+  }
+  const unit = s.policy.floor.unit;
+  if (e.unit !== unit) {
+    unplaceable(s, e.unit, e.range.start, e.range.end, 'a truncation', out);
+    raiseGapHead(s, 0);
+    out.note('gap');
+    return;
+  }
+  if (e.range.end > knownHead(s, unit)) {
+    // The range names turns we have not seen.
+    raiseGapHead(s, e.range.end);
+    out.note('gap');
+  }
+  const r = range(e.range.start, e.range.end);
+  const below = clip(r, 0, s.verbatimStart);
+  if (e.reason === 'SUMMARY_EVICTED') {
+    s.summary = subtract(s.summary, r);
+    s.truncated = union(s.truncated, below);
+  } else {
+    s.truncated = union(s.truncated, r);
+    s.summary = subtract(s.summary, below);
+  }
+  const recoverable = union(s.summary, union(inUnit(s.spilled, unit), s.ackPermanent));
+  const lost = subtract(intersect(r, s.truncated), recoverable);
+  const pinned = intersect(lost, s.pins);
+  if (!isEmpty(pinned)) {
+    out.audit(
+      'ADVISORY',
+      'PINNED_EVICTED',
+      `truncation evicted pinned content at ${unit} ${format(pinned)} that no summary, spill or acknowledgement covers`,
+      unit,
+      pinned,
+    );
+  } else if (s.policy.coverage === 'STRICT' && !isEmpty(lost)) {
+    out.audit(
+      'ADVISORY',
+      'CONTENT_EVICTED',
+      `truncation evicted content at ${unit} ${format(lost)} that no summary, spill or acknowledgement covers`,
+      unit,
+      lost,
+    );
+  }
+}
+
+export function applySpillCompleted(s: SessionState, e: SpillCompleted, out: Collector): void {
+  const reported = range(e.range.start, e.range.end);
+  if (s.policy) {
+    const unit = s.policy.floor.unit;
+    if (e.unit !== unit) {
+      unplaceable(s, e.unit, e.range.start, e.range.end, 'a spill', out);
+      return;
+    }
+    s.spilled = withUnit(s.spilled, unit, union(inUnit(s.spilled, unit), clip(reported, 0, knownHead(s, unit))));
+  } else {
+    s.spilled = withUnit(s.spilled, e.unit, union(inUnit(s.spilled, e.unit), reported));
+  }
+  if (!isEmpty(reported)) s.spillFailed = false;
+  const pending = s.pendingSpill;
+  if (pending && pending.id === e.spillRequestId) {
+    const asked = range(pending.start, pending.end);
+    const missing = pending.unit === e.unit ? subtract(asked, reported) : asked;
+    if (!isEmpty(missing)) {
+      s.unspillable = withUnit(s.unspillable, pending.unit, union(inUnit(s.unspillable, pending.unit), missing));
+      out.audit(
+        'VIOLATION',
+        'SPILL_INCOMPLETE',
+        `spill ${e.spillRequestId} stored ${e.unit} ${format(reported)} but ${pending.unit} ${format(missing)} was asked for and cannot be spilled`,
+        pending.unit,
+        missing,
+      );
+    }
+    s.pendingSpill = null;
+  }
+}
+
+export function applySpillFailed(s: SessionState, e: SpillFailed, out: Collector): void {
+  if (!s.pendingSpill || s.pendingSpill.id !== e.spillRequestId) {
+    out.note('ignored');
+    return;
+  }
+  s.spillFailed = true;
+  s.pendingSpill = null;
+}
+
+export function applyLossAcknowledged(s: SessionState, e: LossAcknowledged, out: Collector): void {
+  let unit: Unit = e.unit;
+  let r = range(e.range.start, e.range.end);
+  if (s.policy) {
+    unit = s.policy.floor.unit;
+    if (e.unit !== unit) {
+      unplaceable(s, e.unit, e.range.start, e.range.end, 'a loss acknowledgement', out);
+      return;
+    }
+    r = clip(r, 0, knownHead(s, unit));
+    // (1) What is already lost is written off for good.
+    const lost = subtract(s.truncated, union(s.summary, inUnit(s.spilled, unit)));
+    s.ackPermanent = union(s.ackPermanent, intersect(r, lost));
+    // (2) A range covering [0,Hg) writes the gap off and re-bases the sequence.
+    if (s.gapHead !== null && isSubset(range(0, s.gapHead), r)) {
+      s.gapHead = null;
+      s.lastSeq = e.seq;
+      s.recentSeqs = [e.seq];
+      s.recentIds = [hash53(e.eventId)];
+    }
+  }
+  // (3) The whole range lets exactly one compaction through.
+  s.ackOnce = withUnit({}, unit, r);
+  s.spillFailed = false;
+  out.audit(
+    'ADVISORY',
+    'LOSS_ACKNOWLEDGED',
+    `${e.by} acknowledged that ${unit} ${format(r)} may be lost: ${e.reason}`,
+    unit,
+    r,
+  );
+}

@@ -1,0 +1,137 @@
+/**
+ * One input event through one session (DESIGN §4): the SessionClosed grace check, then seq
+ * (step 1), gap (step 2) and apply (step 3), deciding requests on the way (§5). Pure: the
+ * input state is never changed, the clock is passed in, and the same inputs give the same
+ * outputs.
+ */
+import type { ContextEvent, MalformedRequest } from './events';
+import { Collector, type Note, type Output } from './collector';
+import {
+  applyLossAcknowledged,
+  applySessionOpened,
+  applySpillCompleted,
+  applySpillFailed,
+  applyTruncated,
+  applyTurnAppended,
+} from './apply';
+import { answerMalformed, applyCompactionCommitted, applyCompactionRequested } from './compaction';
+import { classifySeq, namedPosition, raiseGapHead, rememberEventId } from './sequence';
+import { type SessionState, copyState, emptyState } from './state';
+import { hash53 } from './hash';
+
+export type EngineInput = ContextEvent | MalformedRequest;
+
+export interface EngineOptions {
+  /** SessionClosed grace period in event time (DESIGN §4), default 1 h. */
+  graceMs: number;
+  engineVersion: string;
+}
+
+export interface StepResult {
+  state: SessionState;
+  outputs: Output[];
+  notes: Note[];
+}
+
+/** Which conflicting events are still applied: their effect does not depend on order (step 1). */
+function survivesConflict(e: EngineInput): boolean {
+  return (
+    e.type === 'CompactionRequested' ||
+    e.type === 'MalformedRequest' ||
+    e.type === 'SpillCompleted' ||
+    e.type === 'LossAcknowledged'
+  );
+}
+
+function isRequest(e: EngineInput): boolean {
+  return e.type === 'CompactionRequested' || e.type === 'MalformedRequest';
+}
+
+function requestIdOf(e: EngineInput): string | null {
+  return 'requestId' in e ? e.requestId : null;
+}
+
+/**
+ * `evolve(state, event)`: the next state of one session and what to publish.
+ * `decidedAt` is the processing time for verdicts (offline: the request's occurredAt).
+ */
+export function evolve(
+  prev: SessionState | undefined,
+  e: EngineInput,
+  decidedAt: number,
+  options: EngineOptions,
+): StepResult {
+  let s: SessionState;
+  const dropped =
+    prev !== undefined &&
+    prev.closedAt !== null &&
+    e.occurredAt !== null &&
+    e.occurredAt - prev.closedAt > options.graceMs;
+  if (prev === undefined || dropped) s = emptyState();
+  else s = copyState(prev);
+
+  const out = new Collector(e.sessionId, e.seq, e.occurredAt ?? decidedAt, requestIdOf(e));
+  if (dropped) out.note('state-dropped');
+
+  const idHash = e.type === 'MalformedRequest' ? null : hash53(e.eventId);
+  const seqClass = classifySeq(s, e.seq, idHash);
+  if (seqClass === 'duplicate') {
+    return { state: prev!, outputs: [], notes: ['duplicate'] };
+  }
+  if (seqClass === 'conflict') {
+    out.note('conflict');
+    out.audit(
+      'VIOLATION',
+      'SEQ_CONFLICT',
+      `seq ${e.seq} is at or below the last seq ${s.lastSeq} and is not a redelivery of the event remembered there: its place in the order is unknown`,
+      null,
+      [],
+    );
+  }
+  if (seqClass === 'conflict' || seqClass === 'gap') {
+    out.note('gap');
+    raiseGapHead(s, s.policy ? namedPosition(e, s.policy.floor.unit) : 0);
+  }
+  if (seqClass !== 'conflict' && idHash !== null) rememberEventId(s, e.seq, idHash);
+  s.lastSeq = Math.max(s.lastSeq, e.seq);
+
+  if (seqClass === 'conflict' && !survivesConflict(e)) {
+    return { state: s, outputs: out.outputs(), notes: out.notes };
+  }
+  if (!isRequest(e)) s.epoch++;
+
+  const stamps = { sessionId: e.sessionId, decidedAt, engineVersion: options.engineVersion };
+  switch (e.type) {
+    case 'SessionOpened':
+      applySessionOpened(s, e, out);
+      break;
+    case 'TurnAppended':
+      applyTurnAppended(s, e, out);
+      break;
+    case 'Truncated':
+      applyTruncated(s, e, out);
+      break;
+    case 'CompactionRequested':
+      applyCompactionRequested(s, e, stamps, out);
+      break;
+    case 'MalformedRequest':
+      answerMalformed(e, stamps, out);
+      break;
+    case 'CompactionCommitted':
+      applyCompactionCommitted(s, e, out);
+      break;
+    case 'SpillCompleted':
+      applySpillCompleted(s, e, out);
+      break;
+    case 'SpillFailed':
+      applySpillFailed(s, e, out);
+      break;
+    case 'LossAcknowledged':
+      applyLossAcknowledged(s, e, out);
+      break;
+    case 'SessionClosed':
+      s.closedAt = e.occurredAt;
+      break;
+  }
+  return { state: s, outputs: out.outputs(), notes: out.notes };
+}

@@ -1,0 +1,10 @@
+/** The pure decision engine (DESIGN §2–§5): no I/O, no Kafka, deterministic. */
+export * from './events';
+export * from './outputs';
+export { evolve, type EngineInput, type EngineOptions, type StepResult } from './evolve';
+export { decide, evaluate, type RequestInput, type Decided, type Evaluation } from './decide';
+export { Fleet, engineOptions, DEFAULT_GRACE_MS } from './fleet';
+export { serializeState, deserializeState } from './serialize';
+export { emptyState, type SessionState } from './state';
+export type { Output, Note } from './collector';
+export { ENGINE_VERSION } from './version';

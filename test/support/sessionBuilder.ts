@@ -1,0 +1,136 @@
+/** Builds well-formed event streams for one session: seq, eventId and occurredAt follow. */
+import type {
+  ContextEvent,
+  Pin,
+  Policy,
+  Role,
+  TruncationReason,
+  Unit,
+} from '../../src/engine/events';
+
+export const SEED_POLICY: Policy = {
+  windowTokens: 200_000,
+  triggerTokens: 160_000,
+  ceilingTokens: 160_000,
+  floor: { unit: 'TURNS', span: 12 },
+  truncatorUnit: 'TURNS',
+  coverage: 'STRICT',
+  spill: 'ENABLED',
+};
+
+type Body<T extends ContextEvent['type']> = Omit<
+  Extract<ContextEvent, { type: T }>,
+  'type' | 'sessionId' | 'seq' | 'eventId' | 'occurredAt'
+>;
+
+export class SessionBuilder {
+  readonly events: ContextEvent[] = [];
+  private seq = 0;
+  private turnNo = 0;
+  private tokens = 0;
+  private messages = 0;
+
+  constructor(
+    readonly sessionId: string,
+    private readonly t0 = 1_767_225_600_000,
+    private readonly stepMs = 1000,
+  ) {}
+
+  emit<T extends ContextEvent['type']>(type: T, body: Body<T>, seq = this.seq): ContextEvent {
+    const e = {
+      type,
+      sessionId: this.sessionId,
+      seq,
+      eventId: `${this.sessionId}-e${seq}`,
+      occurredAt: this.t0 + seq * this.stepMs,
+      ...body,
+    } as unknown as ContextEvent;
+    this.seq = Math.max(this.seq, seq + 1);
+    this.events.push(e);
+    return e;
+  }
+
+  open(policy: Policy = SEED_POLICY): this {
+    this.emit('SessionOpened', { policy });
+    return this;
+  }
+
+  turn(tokens: number, role: Role = 'ASSISTANT', pins: Pin[] = [], messages = 1): this {
+    this.emit('TurnAppended', {
+      turn: this.turnNo,
+      tokens: { start: this.tokens, end: this.tokens + tokens },
+      messages: { start: this.messages, end: this.messages + messages },
+      role,
+      pins,
+    });
+    this.turnNo += 1;
+    this.tokens += tokens;
+    this.messages += messages;
+    return this;
+  }
+
+  truncate(unit: Unit, start: number, end: number, reason: TruncationReason = 'BUDGET_ENFORCEMENT'): this {
+    this.emit('Truncated', { unit, range: { start, end }, reason });
+    return this;
+  }
+
+  request(requestId: string, unit: Unit, sIn: number, eIn: number, tailStart: number): this {
+    this.emit('CompactionRequested', {
+      requestId,
+      unit,
+      summaryInput: { start: sIn, end: eIn },
+      tailStart,
+      occupancyTokens: this.tokens,
+    });
+    return this;
+  }
+
+  commit(requestId: string, unit: Unit, sIn: number, eIn: number, tailStart: number): this {
+    this.emit('CompactionCommitted', { requestId, unit, summaryInput: { start: sIn, end: eIn }, tailStart });
+    return this;
+  }
+
+  spilled(spillRequestId: string, unit: Unit, start: number, end: number): this {
+    this.emit('SpillCompleted', {
+      spillRequestId,
+      handle: `s3://spills/${this.sessionId}/${spillRequestId}`,
+      unit,
+      range: { start, end },
+    });
+    return this;
+  }
+
+  spillFailed(spillRequestId: string, error = 'disk full'): this {
+    this.emit('SpillFailed', { spillRequestId, error });
+    return this;
+  }
+
+  acknowledge(unit: Unit, start: number, end: number, by = 'oncall@example.com', reason = 'accepted loss'): this {
+    this.emit('LossAcknowledged', { unit, range: { start, end }, by, reason });
+    return this;
+  }
+
+  close(): this {
+    this.emit('SessionClosed', {});
+    return this;
+  }
+
+  /** Tokens and messages heads so far. */
+  get heads(): { turns: number; tokens: number; messages: number } {
+    return { turns: this.turnNo, tokens: this.tokens, messages: this.messages };
+  }
+}
+
+/** The seed's worked example (DESIGN §1): 8 turns truncated before the summary saw them. */
+export function seedIncident(sessionId = 'seed-incident'): SessionBuilder {
+  const b = new SessionBuilder(sessionId).open();
+  b.turn(1200, 'SYSTEM');
+  b.turn(300, 'USER', ['CONSTRAINT']); // "never modify files under /etc"
+  b.turn(800, 'ASSISTANT', ['PLAN']);
+  for (let i = 0; i < 5; i++) b.turn(900, i % 2 ? 'USER' : 'ASSISTANT');
+  for (let i = 0; i < 40; i++) b.turn(3600, i % 2 ? 'TOOL_RESULT' : 'TOOL_CALL');
+  b.truncate('TURNS', 0, 8);
+  for (let i = 0; i < 4; i++) b.turn(500, i % 2 ? 'ASSISTANT' : 'USER');
+  b.request('compact-1', 'TURNS', 8, 40, 40);
+  return b;
+}

@@ -1,0 +1,56 @@
+/**
+ * The offline form (DESIGN §7): JSON lines through the same engine, in file order. Pure per
+ * line: a line in, the records it produces out. `decidedAt` is the request's occurredAt, so a
+ * replay is byte-identical (a malformed request whose occurredAt did not decode: 0).
+ */
+import { Fleet, type EngineInput, type Output } from '../engine';
+import { decodeEventLine } from '../schema/decodeEvent';
+
+export interface DeadLetterRecord {
+  record: 'dead-letter';
+  lineNumber: number;
+  error: string;
+  line: string;
+}
+
+export type AuditLineRecord =
+  | ({ record: 'verdict' } & Extract<Output, { record: 'verdict' }>['value'])
+  | ({ record: 'spill-request' } & Extract<Output, { record: 'spill-request' }>['value'])
+  | ({ record: 'audit' } & Extract<Output, { record: 'audit' }>['value'])
+  | DeadLetterRecord;
+
+export function offlineDecidedAt(input: EngineInput): number {
+  return input.occurredAt ?? 0;
+}
+
+export function flatten(outputs: readonly Output[]): AuditLineRecord[] {
+  return outputs.map((o) => ({ record: o.record, ...o.value }) as AuditLineRecord);
+}
+
+export class Replay {
+  readonly fleet: Fleet;
+
+  constructor(fleet = new Fleet()) {
+    this.fleet = fleet;
+  }
+
+  /** Blank lines produce nothing (DESIGN §7). */
+  line(text: string, lineNumber: number): AuditLineRecord[] {
+    if (text.trim() === '') return [];
+    const decoded = decodeEventLine(text);
+    if (decoded.ok) {
+      const { outputs } = this.fleet.process(decoded.event, offlineDecidedAt(decoded.event));
+      return flatten(outputs);
+    }
+    const dead: DeadLetterRecord = {
+      record: 'dead-letter',
+      lineNumber,
+      error: `${decoded.error.code}: ${decoded.error.message}`,
+      line: text,
+    };
+    if (!decoded.request) return [dead];
+    // A malformed request that can be identified is answered too (DESIGN §3).
+    const { outputs } = this.fleet.process(decoded.request, offlineDecidedAt(decoded.request));
+    return [dead, ...flatten(outputs)];
+  }
+}

@@ -23,12 +23,20 @@ type Body<T extends ContextEvent['type']> = Omit<
   'type' | 'sessionId' | 'seq' | 'eventId' | 'occurredAt'
 >;
 
+/** Envelope fields to force on the next emitted event (see `SessionBuilder.next`). */
+export interface EnvelopeOverride {
+  seq?: number;
+  eventId?: string;
+  occurredAt?: number;
+}
+
 export class SessionBuilder {
   readonly events: ContextEvent[] = [];
   private seq = 0;
   private turnNo = 0;
   private tokens = 0;
   private messages = 0;
+  private override: EnvelopeOverride = {};
 
   constructor(
     readonly sessionId: string,
@@ -37,17 +45,74 @@ export class SessionBuilder {
   ) {}
 
   emit<T extends ContextEvent['type']>(type: T, body: Body<T>, seq = this.seq): ContextEvent {
+    const o = this.override;
+    this.override = {};
+    const s = o.seq ?? seq;
     const e = {
       type,
       sessionId: this.sessionId,
-      seq,
-      eventId: `${this.sessionId}-e${seq}`,
-      occurredAt: this.t0 + seq * this.stepMs,
+      seq: s,
+      eventId: o.eventId ?? `${this.sessionId}-e${s}`,
+      occurredAt: o.occurredAt ?? this.t0 + s * this.stepMs,
       ...body,
     } as unknown as ContextEvent;
-    this.seq = Math.max(this.seq, seq + 1);
+    this.seq = Math.max(this.seq, s + 1);
     this.events.push(e);
     return e;
+  }
+
+  /** Forces envelope fields (seq, eventId, occurredAt) on the next emitted event only. */
+  next(override: EnvelopeOverride): this {
+    this.override = override;
+    return this;
+  }
+
+  /** Skips `n` seqs: the next event reveals a gap (DESIGN §4 step 1). */
+  skipSeq(n = 1): this {
+    this.seq += n;
+    return this;
+  }
+
+  /** The seq the next event gets (unless overridden). */
+  get nextSeq(): number {
+    return this.seq;
+  }
+
+  /** The last emitted event. */
+  get last(): ContextEvent {
+    const e = this.events[this.events.length - 1];
+    if (!e) throw new Error('no event emitted yet');
+    return e;
+  }
+
+  /**
+   * A turn at explicit positions (to build discontinuities); later `turn()` calls continue
+   * after it.
+   */
+  turnAt(
+    turn: number,
+    tokens: [number, number],
+    messages: [number, number],
+    pins: Pin[] = [],
+    role: Role = 'ASSISTANT',
+  ): this {
+    this.emit('TurnAppended', {
+      turn,
+      tokens: { start: tokens[0], end: tokens[1] },
+      messages: { start: messages[0], end: messages[1] },
+      role,
+      pins,
+    });
+    this.turnNo = turn + 1;
+    this.tokens = tokens[1];
+    this.messages = messages[1];
+    return this;
+  }
+
+  /** `n` turns of `tokens` tokens and one message each. */
+  turns(n: number, tokens = 100, pins: Pin[] = []): this {
+    for (let i = 0; i < n; i++) this.turn(tokens, 'ASSISTANT', pins);
+    return this;
   }
 
   open(policy: Policy = SEED_POLICY): this {
@@ -69,7 +134,12 @@ export class SessionBuilder {
     return this;
   }
 
-  truncate(unit: Unit, start: number, end: number, reason: TruncationReason = 'BUDGET_ENFORCEMENT'): this {
+  truncate(
+    unit: Unit,
+    start: number,
+    end: number,
+    reason: TruncationReason = 'BUDGET_ENFORCEMENT',
+  ): this {
     this.emit('Truncated', { unit, range: { start, end }, reason });
     return this;
   }
@@ -86,7 +156,12 @@ export class SessionBuilder {
   }
 
   commit(requestId: string, unit: Unit, sIn: number, eIn: number, tailStart: number): this {
-    this.emit('CompactionCommitted', { requestId, unit, summaryInput: { start: sIn, end: eIn }, tailStart });
+    this.emit('CompactionCommitted', {
+      requestId,
+      unit,
+      summaryInput: { start: sIn, end: eIn },
+      tailStart,
+    });
     return this;
   }
 
@@ -105,7 +180,13 @@ export class SessionBuilder {
     return this;
   }
 
-  acknowledge(unit: Unit, start: number, end: number, by = 'oncall@example.com', reason = 'accepted loss'): this {
+  acknowledge(
+    unit: Unit,
+    start: number,
+    end: number,
+    by = 'oncall@example.com',
+    reason = 'accepted loss',
+  ): this {
     this.emit('LossAcknowledged', { unit, range: { start, end }, by, reason });
     return this;
   }

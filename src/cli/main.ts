@@ -2,6 +2,8 @@
 import { Command } from 'commander';
 import { openInput, runAudit } from './audit';
 import { ENGINE_VERSION } from '../engine/version';
+import { DEFAULTS, ENV_NAMES, ConfigError, kebab } from '../config/config';
+import { runCommand } from './run';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -30,6 +32,29 @@ export function buildProgram(): Command {
       }
       await runAudit(input, process.stdout, { json: opts.json === true });
     });
+  const run = program
+    .command('run')
+    .description(
+      'Run the stream processor: agent.context-changes in, verdicts, spill requests and audit records out (exactly once). ' +
+        'With no KAFKA_BROKERS, starts an embedded local Kafka and schema registry.',
+    );
+  for (const key of Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]) {
+    const d = DEFAULTS[key];
+    const shown = Array.isArray(d) ? d.join(',') || '(embedded local Kafka)' : d === null ? '(embedded)' : String(d);
+    run.option(`--${kebab(key)} <value>`, `env ${ENV_NAMES[key]} (default: ${shown})`);
+  }
+  run.action(async (opts: Record<string, string | undefined>) => {
+    try {
+      await runCommand(opts);
+    } catch (e) {
+      if (e instanceof ConfigError) {
+        process.stderr.write(`compaction-guard run: invalid configuration: ${e.message}\n`);
+        process.exitCode = 2;
+        return;
+      }
+      throw e;
+    }
+  });
   return program;
 }
 

@@ -1,0 +1,48 @@
+/** `compaction-guard run`: the stream processor, with embedded local services when no brokers are set. */
+import pino from 'pino';
+import { type Config, loadConfig } from '../config/config';
+import { kafkaClient } from '../kafka/client';
+import { Processor } from '../kafka/processor';
+import { RegistryCodec } from '../registry/codec';
+import { provideServices, type Services } from '../services';
+
+export interface Running {
+  processor: Processor;
+  config: Config;
+  stop(): Promise<void>;
+}
+
+/** Starts the processor; with no KAFKA_BROKERS, first starts a local Kafka + registry. */
+export async function startProcessor(config: Config, log = pino({ level: config.logLevel })): Promise<Running> {
+  let services: Services | null = null;
+  if (config.brokers.length === 0) {
+    log.info('no KAFKA_BROKERS set: starting an embedded local Kafka and schema registry');
+    services = await provideServices();
+    config = { ...config, brokers: services.brokers, registryUrl: services.registryUrl };
+    log.info({ brokers: services.brokers, registryUrl: services.registryUrl, mode: services.mode }, 'local services ready');
+  }
+  const kafka = kafkaClient(config.brokers, config.clientId, log);
+  const codec = RegistryCodec.connect(config.registryUrl!, config);
+  const processor = new Processor({ kafka, codec, config, log });
+  await processor.start();
+  log.info({ group: config.groupId, input: config.inputTopic }, 'processor started');
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await processor.stop();
+      await services?.stop();
+    })());
+  return { processor, config, stop };
+}
+
+export async function runCommand(flags: Record<string, string | undefined>): Promise<void> {
+  const config = loadConfig(process.env, flags);
+  const log = pino({ level: config.logLevel });
+  const running = await startProcessor(config, log);
+  const shutdown = (signal: string) => {
+    log.info({ signal }, 'shutting down');
+    void running.stop().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}

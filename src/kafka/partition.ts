@@ -1,0 +1,165 @@
+/**
+ * One input partition owned by this instance: its sessions' state, its transactional producer
+ * (transactionalId derived from group + topic + partition, so a new owner fences a zombie),
+ * and the exactly-once step: per fetched batch, outputs + changelog + consumer offset in one
+ * transaction; the in-memory state changes only after that transaction commits.
+ */
+import type { Batch, Kafka, Message, Producer } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config';
+import { evolve, type EngineOptions } from '../engine/evolve';
+import type { Output, Note } from '../engine/collector';
+import { serializeState } from '../engine/serialize';
+import type { SessionState } from '../engine/state';
+import type { RegistryCodec } from '../registry/codec';
+import { deadLetter, decodeRecord, outputMessage, type DeadLetterCode } from './records';
+
+/** What the processor reports (metrics hook up here); every method optional. */
+export interface ProcessorObserver {
+  event?(type: string, notes: readonly Note[]): void;
+  output?(o: Output, latencyMs: number | null): void;
+  deadLetter?(code: DeadLetterCode): void;
+  transaction?(outcome: 'committed' | 'aborted', records: number): void;
+  decisionDuration?(seconds: number): void;
+}
+
+/** A failure before the batch's transaction began (e.g. the registry is unreachable). */
+export class BeforeTransactionError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`before the transaction: ${(cause as Error)?.message ?? String(cause)}`);
+  }
+}
+
+export function transactionalId(c: Config, partition: number): string {
+  return `${c.groupId}-${c.inputTopic}-${partition}`;
+}
+
+export class PartitionWorker {
+  /** Committed state of this partition's sessions. */
+  readonly states = new Map<string, SessionState>();
+  producer: Producer;
+  ready: Promise<void> = Promise.resolve();
+  restored = false;
+  private lastSweep = 0;
+
+  constructor(
+    readonly partition: number,
+    private readonly kafka: Kafka,
+    private readonly config: Config,
+    private readonly codec: RegistryCodec,
+    private readonly engine: EngineOptions,
+    private readonly log: Logger,
+    private readonly observer: ProcessorObserver,
+    private readonly clock: () => number,
+  ) {
+    this.producer = this.newProducer();
+  }
+
+  newProducer(): Producer {
+    return this.kafka.producer({
+      transactionalId: transactionalId(this.config, this.partition),
+      idempotent: true,
+      maxInFlightRequests: 1,
+      transactionTimeout: this.config.transactionTimeoutMs,
+      allowAutoTopicCreation: false,
+    });
+  }
+
+  async replaceProducer(): Promise<void> {
+    await this.producer.disconnect().catch(() => undefined);
+    this.producer = this.newProducer();
+    await this.producer.connect();
+  }
+
+  /**
+   * Processes one batch exactly once. Throws when the transaction could not commit: nothing
+   * of the batch is then visible, and the caller rewinds the consumer to the batch's start.
+   */
+  async process(batch: Batch, consumerGroupId: string): Promise<void> {
+    const c = this.config;
+    const overlay = new Map<string, SessionState | null>();
+    const sends = new Map<string, Message[]>();
+    const emit = (topic: string, message: Message) => {
+      const list = sends.get(topic);
+      if (list) list.push(message);
+      else sends.set(topic, [message]);
+    };
+    const delivered: Output[] = [];
+    for (const m of batch.messages) {
+      const raw = { key: m.key, value: m.value, offset: m.offset };
+      const decoded = await decodeRecord(raw, c.inputFormat, this.codec).catch((e: unknown) => {
+        throw new BeforeTransactionError(e);
+      });
+      const input = decoded.ok ? decoded.input : decoded.answer;
+      if (!decoded.ok) {
+        emit(c.dlqTopic, deadLetter(raw, batch.topic, batch.partition, decoded.code, decoded.message));
+        this.observer.deadLetter?.(decoded.code);
+        this.log.warn({ code: decoded.code, offset: m.offset, partition: batch.partition, error: decoded.message }, 'dead letter');
+      }
+      if (!input) continue;
+      const prev = overlay.has(input.sessionId) ? overlay.get(input.sessionId) : this.states.get(input.sessionId);
+      const started = process.hrtime.bigint();
+      const result = evolve(prev ?? undefined, input, this.clock(), this.engine);
+      this.observer.decisionDuration?.(Number(process.hrtime.bigint() - started) / 1e9);
+      overlay.set(input.sessionId, result.state);
+      this.observer.event?.(decoded.ok ? input.type : 'MalformedRequest', result.notes);
+      for (const o of result.outputs) {
+        const { topic, message } = outputMessage(o, this.codec, c);
+        emit(topic, message);
+        delivered.push(o);
+      }
+    }
+    this.sweepClosed(overlay);
+    for (const [sessionId, state] of overlay) {
+      emit(c.changelogTopic, {
+        key: sessionId,
+        value: state === null ? null : serializeState(state),
+        partition: this.partition,
+      });
+    }
+    const next = (BigInt(batch.lastOffset()) + 1n).toString();
+    const records = [...sends.values()].reduce((n, l) => n + l.length, 0);
+    const txn = await this.producer.transaction().catch((e: unknown) => {
+      throw new BeforeTransactionError(e);
+    });
+    try {
+      if (sends.size > 0) {
+        await txn.sendBatch({ acks: -1, topicMessages: [...sends].map(([topic, messages]) => ({ topic, messages })) });
+      }
+      await txn.sendOffsets({
+        consumerGroupId,
+        topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: next }] }],
+      });
+      await txn.commit();
+    } catch (e) {
+      await txn.abort().catch(() => undefined);
+      this.observer.transaction?.('aborted', records);
+      throw e;
+    }
+    this.observer.transaction?.('committed', records);
+    for (const [sessionId, state] of overlay) {
+      if (state === null) this.states.delete(sessionId);
+      else this.states.set(sessionId, state);
+    }
+    const now = this.clock();
+    for (const o of delivered) {
+      const at = o.record === 'verdict' ? o.value.requestedAt : null;
+      this.observer.output?.(o, at === null ? null : now - at);
+    }
+  }
+
+  /**
+   * Frees closed sessions past the grace period by wall clock (DESIGN §4), with a tombstone in
+   * the changelog. `sweepDelayMs` beyond the grace keeps late events deciding as offline.
+   */
+  private sweepClosed(overlay: Map<string, SessionState | null>): void {
+    const now = this.clock();
+    if (now - this.lastSweep < 10_000) return;
+    this.lastSweep = now;
+    const limit = this.config.graceMs + this.config.sweepDelayMs;
+    for (const [sessionId, s] of this.states) {
+      if (overlay.has(sessionId)) continue;
+      if (s.closedAt !== null && now - s.closedAt > limit) overlay.set(sessionId, null);
+    }
+  }
+}

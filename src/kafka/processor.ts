@@ -1,0 +1,215 @@
+/**
+ * The stream processor (DESIGN §8): a kafkajs consumer group over the input topic, one
+ * PartitionWorker per assigned partition. On every assignment, new partitions get a fresh
+ * transactional producer (fencing any zombie), then their state is restored from the
+ * changelog before their first batch is processed. A batch that fails to commit is rewound;
+ * a fenced or otherwise fatal producer error resynchronises the partition from Kafka (state
+ * from the changelog, position from the group's committed offset).
+ */
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config';
+import { engineOptions } from '../engine/fleet';
+import type { RegistryCodec } from '../registry/codec';
+import { BeforeTransactionError, PartitionWorker, type ProcessorObserver } from './partition';
+import { restorePartitions, writeBarrier } from './restore';
+import { ensureTopics } from './topics';
+
+const RESTORE_TIMEOUT_MS = 120_000;
+
+function isFatalProducerError(e: unknown): boolean {
+  const name = String((e as { type?: string; name?: string }).type ?? (e as Error).name ?? '');
+  const msg = String((e as Error).message ?? '');
+  return /FENCED|INVALID_PRODUCER_EPOCH|PRODUCER_FENCED|INVALID_TXN_STATE|TRANSACTIONAL_ID_AUTHORIZATION|UNKNOWN_PRODUCER_ID|OUT_OF_ORDER_SEQUENCE/i.test(
+    `${name} ${msg}`,
+  );
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface ProcessorDeps {
+  kafka: Kafka;
+  codec: RegistryCodec;
+  config: Config;
+  log: Logger;
+  observer?: ProcessorObserver;
+  clock?: () => number;
+}
+
+export class Processor {
+  private consumer: Consumer | null = null;
+  private readonly workers = new Map<number, PartitionWorker>();
+  private joined = false;
+  private stopping = false;
+  private readonly observer: ProcessorObserver;
+  private readonly clock: () => number;
+
+  constructor(private readonly deps: ProcessorDeps) {
+    this.observer = deps.observer ?? {};
+    this.clock = deps.clock ?? Date.now;
+  }
+
+  /** Ready: the group was joined and every assigned partition's state is restored. */
+  isReady(): boolean {
+    return this.joined && [...this.workers.values()].every((w) => w.restored);
+  }
+
+  /** Sessions tracked per assigned partition (for /sessions and metrics). */
+  partitions(): ReadonlyMap<number, PartitionWorker> {
+    return this.workers;
+  }
+
+  async start(): Promise<void> {
+    const { kafka, config: c, codec, log } = this.deps;
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await ensureTopics(admin, c);
+    } finally {
+      await admin.disconnect();
+    }
+    await codec.registerAll();
+    const consumer = kafka.consumer({
+      groupId: c.groupId,
+      readUncommitted: false,
+      sessionTimeout: c.sessionTimeoutMs,
+      heartbeatInterval: Math.max(500, Math.floor(c.sessionTimeoutMs / 5)),
+      rebalanceTimeout: Math.max(c.sessionTimeoutMs, 30_000),
+      maxBytesPerPartition: c.maxBytesPerPartition,
+      allowAutoTopicCreation: false,
+    });
+    this.consumer = consumer;
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      const assigned = e.payload.memberAssignment[c.inputTopic] ?? [];
+      this.onAssignment(assigned);
+    });
+    consumer.on(consumer.events.CRASH, (e) => {
+      log.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
+      this.joined = false;
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic: c.inputTopic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: c.partitionsConsumedConcurrently,
+      eachBatch: (payload) => this.eachBatch(payload),
+    });
+  }
+
+  private onAssignment(assigned: number[]): void {
+    const { kafka, config: c, codec, log } = this.deps;
+    const wanted = new Set(assigned);
+    for (const [p, w] of this.workers) {
+      if (wanted.has(p)) continue;
+      this.workers.delete(p);
+      void w.producer.disconnect().catch(() => undefined);
+      log.info({ partition: p }, 'partition revoked');
+    }
+    const added: PartitionWorker[] = [];
+    for (const p of assigned) {
+      if (this.workers.has(p)) continue;
+      const w = new PartitionWorker(p, kafka, c, codec, engineOptions({ graceMs: c.graceMs }), log, this.observer, this.clock);
+      this.workers.set(p, w);
+      added.push(w);
+    }
+    this.joined = true;
+    log.info({ assigned, added: added.map((w) => w.partition) }, 'group joined');
+    if (added.length > 0) {
+      const ready = this.restore(added);
+      for (const w of added) w.ready = ready;
+    }
+  }
+
+  /** New producers first (fencing zombies), then barriers, then one restore read. */
+  private async restore(workers: PartitionWorker[]): Promise<void> {
+    const { kafka, config: c, log } = this.deps;
+    const started = this.clock();
+    for (;;) {
+      try {
+        const targets = [];
+        for (const w of workers) {
+          await w.producer.connect();
+          w.states.clear();
+          targets.push({ partition: w.partition, nonce: await writeBarrier(w.producer, c.changelogTopic, w.partition), states: w.states });
+        }
+        await restorePartitions(kafka, c.changelogTopic, c.groupId, targets, RESTORE_TIMEOUT_MS);
+        for (const w of workers) w.restored = true;
+        const sessions = workers.reduce((n, w) => n + w.states.size, 0);
+        log.info({ partitions: workers.map((w) => w.partition), sessions, ms: this.clock() - started }, 'state restored');
+        return;
+      } catch (e) {
+        if (this.stopping || workers.every((w) => this.workers.get(w.partition) !== w)) return;
+        log.warn({ err: e }, 'state restore failed; retrying');
+        for (const w of workers) await w.replaceProducer().catch(() => undefined);
+        await sleep(1000);
+      }
+    }
+  }
+
+  private async eachBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch, heartbeat, resolveOffset, isRunning, isStale } = payload;
+    const { config: c, log } = this.deps;
+    const worker = this.workers.get(batch.partition);
+    if (!worker || batch.messages.length === 0) return;
+    while (!worker.restored) {
+      await Promise.race([worker.ready.catch(() => undefined), sleep(1000)]);
+      if (!isRunning() || isStale() || this.workers.get(batch.partition) !== worker) return;
+      await heartbeat();
+    }
+    if (isStale()) return;
+    try {
+      await worker.process(batch, c.groupId);
+      resolveOffset(batch.lastOffset());
+      await heartbeat();
+    } catch (e) {
+      if (e instanceof BeforeTransactionError && !isFatalProducerError(e.cause)) {
+        // Nothing was sent: the state is unchanged, so reading the batch again is exact.
+        log.warn({ err: e.cause, partition: batch.partition }, 'batch could not be decoded yet; retrying');
+        this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: batch.firstOffset()! });
+        await sleep(1000);
+        return;
+      }
+      // The transaction's outcome may be unknown (or we were fenced): Kafka is the truth.
+      log.warn({ err: e, partition: batch.partition, fatal: isFatalProducerError(e) }, 'batch not committed; resynchronising the partition');
+      if (this.workers.get(batch.partition) === worker) this.resync(worker);
+    }
+  }
+
+  /** State from the changelog, position from the group's committed offset, a new producer. */
+  private resync(worker: PartitionWorker): void {
+    const { config: c } = this.deps;
+    worker.restored = false;
+    worker.ready = (async () => {
+      await worker.replaceProducer().catch(() => undefined);
+      await this.restore([worker]);
+      worker.restored = false;
+      const offset = await this.committedOffset(worker.partition);
+      this.consumer?.seek({ topic: c.inputTopic, partition: worker.partition, offset });
+      worker.restored = true;
+    })();
+  }
+
+  private async committedOffset(partition: number): Promise<string> {
+    const { kafka, config: c } = this.deps;
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const [topic] = await admin.fetchOffsets({ groupId: c.groupId, topics: [c.inputTopic] });
+      const committed = topic?.partitions.find((p) => p.partition === partition)?.offset ?? '-1';
+      if (committed !== '-1') return committed;
+      const low = (await admin.fetchTopicOffsets(c.inputTopic)).find((p) => p.partition === partition)?.low;
+      return low ?? '0';
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.consumer?.disconnect().catch(() => undefined);
+    await Promise.all([...this.workers.values()].map((w) => w.producer.disconnect().catch(() => undefined)));
+    this.workers.clear();
+    this.joined = false;
+  }
+}

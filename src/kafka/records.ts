@@ -1,0 +1,95 @@
+/**
+ * Kafka records in and out of the engine: decoding an input record (Avro or JSON) into an
+ * engine input or a dead letter, and building output, changelog and dead-letter messages.
+ */
+import type { IHeaders, Message } from 'kafkajs';
+import type { EngineInput } from '../engine/evolve';
+import type { Output } from '../engine/collector';
+import type { InputFormat } from '../config/config';
+import type { RegistryCodec } from '../registry/codec';
+import { decodeEventLine, type DecodeResult } from '../schema/decodeEvent';
+import type { DecodeErrorCode } from '../schema/errors';
+
+/** Why a record went to the DLQ: the decoder's codes plus the Kafka-level ones. */
+export type DeadLetterCode = DecodeErrorCode | 'EMPTY_VALUE' | 'KEY_MISMATCH' | 'NOT_UTF8';
+
+export type DecodedRecord =
+  | { ok: true; input: EngineInput }
+  | { ok: false; code: DeadLetterCode; message: string; answer: EngineInput | null };
+
+export interface RawRecord {
+  key: Buffer | null;
+  value: Buffer | null;
+  offset: string;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+async function decodeValue(value: Buffer, format: InputFormat, codec: RegistryCodec): Promise<DecodeResult | 'not-utf8'> {
+  // Auto: the Confluent wire format starts with magic byte 0, a JSON object with `{` or space.
+  const avro = format === 'avro' || (format === 'auto' && value[0] === 0);
+  if (avro) return codec.decodeEvent(value);
+  let text: string;
+  try {
+    text = UTF8.decode(value);
+  } catch {
+    return 'not-utf8';
+  }
+  return decodeEventLine(text);
+}
+
+/**
+ * DESIGN §3 plus one Kafka rule: the record key must be the event's sessionId, since per-session
+ * order and state rely on partitioning by it (a misrouted event would split a session's state).
+ */
+export async function decodeRecord(r: RawRecord, format: InputFormat, codec: RegistryCodec): Promise<DecodedRecord> {
+  if (r.value === null || r.value.length === 0) {
+    return { ok: false, code: 'EMPTY_VALUE', message: 'record has no value (tombstone or empty)', answer: null };
+  }
+  const decoded = await decodeValue(r.value, format, codec);
+  if (decoded === 'not-utf8') {
+    return { ok: false, code: 'NOT_UTF8', message: 'value is neither the Avro wire format nor UTF-8 JSON', answer: null };
+  }
+  if (!decoded.ok) {
+    return { ok: false, code: decoded.error.code, message: decoded.error.message, answer: decoded.request ?? null };
+  }
+  const key = r.key?.toString('utf8') ?? null;
+  if (key !== decoded.event.sessionId) {
+    return {
+      ok: false,
+      code: 'KEY_MISMATCH',
+      message: `record key ${JSON.stringify(key)} is not the event's sessionId ${JSON.stringify(decoded.event.sessionId)}`,
+      answer: null,
+    };
+  }
+  return { ok: true, input: decoded.event };
+}
+
+export function deadLetter(r: RawRecord, topic: string, partition: number, code: DeadLetterCode, message: string): Message {
+  const headers: IHeaders = {
+    'cg.error.code': code,
+    'cg.error.message': message,
+    'cg.source.topic': topic,
+    'cg.source.partition': String(partition),
+    'cg.source.offset': r.offset,
+  };
+  return { key: r.key, value: r.value, headers };
+}
+
+export interface OutputTopics {
+  verdictTopic: string;
+  spillTopic: string;
+  auditTopic: string;
+}
+
+/** Avro-encoded output messages keyed by sessionId, in the engine's order (DESIGN §6). */
+export function outputMessage(o: Output, codec: RegistryCodec, t: OutputTopics): { topic: string; message: Message } {
+  switch (o.record) {
+    case 'verdict':
+      return { topic: t.verdictTopic, message: { key: o.value.sessionId, value: codec.encodeVerdict(o.value) } };
+    case 'spill-request':
+      return { topic: t.spillTopic, message: { key: o.value.sessionId, value: codec.encodeSpillRequest(o.value) } };
+    case 'audit':
+      return { topic: t.auditTopic, message: { key: o.value.sessionId, value: codec.encodeAudit(o.value) } };
+  }
+}

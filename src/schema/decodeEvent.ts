@@ -1,0 +1,161 @@
+/**
+ * Decoding of input events (DESIGN §3) from JSON objects, JSON lines and Avro bodies into the
+ * engine's flat `ContextEvent`, and encoding back to Avro. Bad input is a result, never a throw:
+ * "Malformed input is a dead letter (§6), never a crash".
+ */
+import type { Type } from 'avsc';
+import type { ContextEvent, MalformedRequest } from '../engine/events';
+import { decodeError } from './errors';
+import type { DecodeError } from './errors';
+import { eventRecordType, eventUnionType, isEventType, unwrapEvent, wrapEvent } from './schemas';
+import {
+  MAX_LONG,
+  conform,
+  describeValue,
+  fieldError,
+  findInvalid,
+  findSemanticError,
+} from './validate';
+
+export type DecodeResult =
+  { ok: true; event: ContextEvent } | { ok: false; error: DecodeError; request?: MalformedRequest };
+
+/**
+ * DESIGN §3, in its order: not an object; `type` missing, not a string or unknown (checked
+ * before any other field); then the fields against the type's Avro record (with defaults);
+ * then the semantic rules (negative numbers, reversed ranges, empty turns).
+ * Fields the schema does not declare are ignored (forward compatibility, schemas/README.md).
+ */
+export function decodeEventJson(value: unknown): DecodeResult {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    const found = Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value;
+    return failure(decodeError('NOT_AN_OBJECT', `expected a JSON object, got ${found}`));
+  }
+  const object = value as Record<string, unknown>;
+  const type = Object.prototype.hasOwnProperty.call(object, 'type') ? object.type : undefined;
+  if (type === undefined) {
+    return failure(fieldError('MISSING_FIELD', ['type'], 'required field is missing'));
+  }
+  if (typeof type !== 'string') {
+    const what = `expected string, got ${describeValue(type)}`;
+    return failure(fieldError('WRONG_TYPE', ['type'], what));
+  }
+  if (!isEventType(type)) {
+    const what = `unknown event type ${describeValue(type)}`;
+    return failure(fieldError('UNKNOWN_TYPE', ['type'], what));
+  }
+  const recordType = eventRecordType(type);
+  const event = conform(recordType, object);
+  const error = findInvalid(recordType, event) ?? findEventError(recordType, event);
+  return error ? failure(error, object) : { ok: true, event: event as ContextEvent };
+}
+
+/** One JSON line (offline `audit`, JSON producers): NOT_JSON when it does not parse. */
+export function decodeEventLine(line: string): DecodeResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (e) {
+    return failure(decodeError('NOT_JSON', `not JSON: ${(e as Error).message}`));
+  }
+  return decodeEventJson(value);
+}
+
+const resolvers = new WeakMap<Type, ReturnType<Type['createResolver']>>();
+
+/**
+ * An Avro body (Confluent wire-format header already stripped). `writerType`: the schema the
+ * producer wrote with (from the registry, parsed with `parseEventSchema(...).union`), when it is
+ * not ours; avsc resolves it to ours (schemas/README.md, evolution rules).
+ */
+export function decodeEventAvro(buf: Buffer, writerType?: Type): DecodeResult {
+  let wrapped: unknown;
+  try {
+    wrapped =
+      writerType === undefined || writerType === eventUnionType
+        ? eventUnionType.fromBuffer(buf)
+        : eventUnionType.fromBuffer(buf, resolverFor(writerType));
+  } catch (e) {
+    const what = `Avro body does not decode as a context-change event: ${(e as Error).message}`;
+    return failure(decodeError('AVRO_DECODE', what));
+  }
+  const { branch, record } = unwrapEvent(wrapped);
+  if (!isEventType(branch)) {
+    return failure(decodeError('UNKNOWN_TYPE', `unknown Avro union branch ${branch}`));
+  }
+  const recordType = eventRecordType(branch);
+  const event = conform(recordType, record) as Record<string, unknown>;
+  if (event.type !== branch) {
+    const what = `the ${branch} record says ${describeValue(event.type)}`;
+    return failure(fieldError('TYPE_MISMATCH', ['type'], what), { ...event, type: branch });
+  }
+  const error = findEventError(recordType, event);
+  return error ? failure(error, event) : { ok: true, event: event as unknown as ContextEvent };
+}
+
+function resolverFor(writerType: Type): ReturnType<Type['createResolver']> {
+  let resolver = resolvers.get(writerType);
+  if (resolver === undefined) {
+    resolver = eventUnionType.createResolver(writerType);
+    resolvers.set(writerType, resolver);
+  }
+  return resolver;
+}
+
+/** For producers and tests. Throws on an invalid event: producing one is a bug, not input. */
+export function encodeEventAvro(event: ContextEvent): Buffer {
+  const recordType = eventRecordType(event.type);
+  const error = findInvalid(recordType, event) ?? findEventError(recordType, event);
+  if (error) throw new Error(`cannot encode ${event.type}: ${error.message}`);
+  return eventUnionType.toBuffer(wrapEvent(event));
+}
+
+/** The semantic rules of DESIGN §3 on a schema-valid event. */
+function findEventError(recordType: Type, event: unknown): DecodeError | undefined {
+  return findSemanticError(recordType, event) ?? findEmptyTurn(event as ContextEvent);
+}
+
+/** DESIGN §3: "a turn that is empty in some unit" (in TURNS a turn is [turn, turn+1)). */
+function findEmptyTurn(event: ContextEvent): DecodeError | undefined {
+  if (event.type !== 'TurnAppended') return undefined;
+  for (const unit of ['tokens', 'messages'] as const) {
+    const { start, end } = event[unit];
+    if (end === start) {
+      return fieldError('EMPTY_TURN', [unit], `a turn must not be empty, got [${start}, ${end})`);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * DESIGN §3: "a malformed CompactionRequested whose sessionId, seq and requestId decode is
+ * dead-lettered and also answered ... requestedAt null if occurredAt does not decode".
+ */
+function failure(error: DecodeError, object?: Record<string, unknown>): DecodeResult {
+  const request = object && salvageRequest(object, error);
+  return request ? { ok: false, error, request } : { ok: false, error };
+}
+
+function salvageRequest(
+  object: Record<string, unknown>,
+  error: DecodeError,
+): MalformedRequest | undefined {
+  const { type, sessionId, seq, requestId, occurredAt } = object;
+  if (type !== 'CompactionRequested') return undefined;
+  if (typeof sessionId !== 'string' || typeof requestId !== 'string') return undefined;
+  if (!isNonNegativeSafeInteger(seq)) return undefined;
+  return {
+    type: 'MalformedRequest',
+    sessionId,
+    seq,
+    requestId,
+    occurredAt: isNonNegativeSafeInteger(occurredAt) ? occurredAt : null,
+    error: error.message,
+  };
+}
+
+/** "Decodes" as a long of ours would: a non-negative integer avsc can encode (the answer to
+ * the request carries it as a long). */
+function isNonNegativeSafeInteger(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_LONG;
+}

@@ -1,0 +1,45 @@
+/**
+ * Why an input event is malformed (DESIGN §3: "Malformed input is a dead letter (§6), never a
+ * crash"). The codes are a closed set so that dead-letter headers and metrics can be keyed on
+ * them; the message says which field, what was expected and what was found.
+ */
+export const DECODE_ERROR_CODES = [
+  /** The line is not JSON at all (callers that parse text). */
+  'NOT_JSON',
+  /** The value is JSON but not an object (an array, a string, null...). */
+  'NOT_AN_OBJECT',
+  /** `type` names no event type of DESIGN §3 (checked before any other field). */
+  'UNKNOWN_TYPE',
+  /** A required field (one without a schema default) is absent. */
+  'MISSING_FIELD',
+  /** A field holds a value of another JSON type than its schema type. */
+  'WRONG_TYPE',
+  /** An enum field holds a symbol outside its list. */
+  'BAD_ENUM',
+  /** A number where the schema wants a long is fractional or not a safe integer. */
+  'NOT_AN_INTEGER',
+  /** A number is negative: seq, a position, a span, a token figure, occurredAt (DESIGN §3). */
+  'NEGATIVE_NUMBER',
+  /** A range `{start, end}` has `end < start` (DESIGN §3). */
+  'REVERSED_RANGE',
+  /** A TurnAppended is empty in some unit (DESIGN §3). */
+  'EMPTY_TURN',
+  /** Avro body that avsc cannot read (truncated, trailing bytes, bad union index...). */
+  'AVRO_DECODE',
+  /** Avro record whose `type` field disagrees with its union branch. */
+  'TYPE_MISMATCH',
+] as const;
+
+export type DecodeErrorCode = (typeof DECODE_ERROR_CODES)[number];
+
+export interface DecodeError {
+  code: DecodeErrorCode;
+  /** One readable sentence, e.g. `field "tokens.end": expected long, got "12"`. */
+  message: string;
+  /** Dotted path of the offending field (`tokens.end`, `pins[1]`); absent for whole-value errors. */
+  field?: string;
+}
+
+export function decodeError(code: DecodeErrorCode, message: string, field?: string): DecodeError {
+  return field === undefined ? { code, message } : { code, message, field };
+}

@@ -1,0 +1,178 @@
+/**
+ * Schema-driven checks of a value against an avsc type, with errors precise enough for a dead
+ * letter: which field, what was expected, what was found (DESIGN §3, §6). avsc decides what is
+ * valid (the schema is the single source of truth); this module only adds what avsc leaves out:
+ * defaults for absent fields, readable messages, and the semantic rules of DESIGN §3.
+ */
+import type { Type, types } from 'avsc';
+import { decodeError } from './errors';
+import type { DecodeError } from './errors';
+
+type Path = readonly string[];
+
+/** avsc's longs stop 1 short of Number.MAX_SAFE_INTEGER (it refuses to encode beyond). */
+export const MAX_LONG = 9_007_199_254_740_990;
+
+const isRecordType = (t: Type): t is types.RecordType => t.typeName === 'record';
+const isArrayType = (t: Type): t is types.ArrayType => t.typeName === 'array';
+const isEnumType = (t: Type): t is types.EnumType => t.typeName === 'enum';
+const isUnionType = (t: Type): t is types.UnwrappedUnionType => t.typeName.startsWith('union');
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function ownField(value: Record<string, unknown>, name: string): unknown {
+  return Object.prototype.hasOwnProperty.call(value, name) ? value[name] : undefined;
+}
+
+/** `["policy","floor","span"]` → `policy.floor.span`; array indices as `pins[1]`. */
+export function renderPath(path: Path): string {
+  return path.reduce((out, part) => {
+    if (/^\d+$/.test(part)) return `${out}[${part}]`;
+    return out === '' ? part : `${out}.${part}`;
+  }, '');
+}
+
+/**
+ * A plain copy of `value` shaped by `type`: absent fields that have a schema default get it
+ * (DESIGN §3: "Fields with a default may be absent"), fields the schema does not declare are
+ * dropped (forward compatibility: a newer producer may add fields; see schemas/README.md), -0
+ * becomes 0, and avsc record instances become plain objects. Values of the wrong shape are
+ * copied as they are, for `findInvalid` to report.
+ */
+export function conform(type: Type, value: unknown): unknown {
+  if (isRecordType(type)) {
+    if (!isPlainObject(value)) return value;
+    const out: Record<string, unknown> = {};
+    for (const field of type.fields) {
+      const own = ownField(value, field.name);
+      const given: unknown = own === undefined ? field.defaultValue() : own;
+      if (given !== undefined) out[field.name] = conform(field.type, given);
+    }
+    return out;
+  }
+  if (isArrayType(type)) {
+    return Array.isArray(value) ? value.map((item) => conform(type.itemsType, item)) : value;
+  }
+  if (isUnionType(type)) {
+    const nonNull = type.types.filter((t) => t.typeName !== 'null');
+    const [only] = nonNull;
+    return value === null || nonNull.length !== 1 || only === undefined
+      ? value
+      : conform(only, value);
+  }
+  return Object.is(value, -0) ? 0 : value;
+}
+
+function describeType(type: Type): string {
+  if (isEnumType(type)) return `one of ${type.symbols.join(', ')}`;
+  if (isRecordType(type)) return `an object (${shortTypeName(type)})`;
+  if (isArrayType(type)) return `an array of ${shortTypeName(type.itemsType)}`;
+  if (isUnionType(type)) return type.types.map(describeType).join(' or ');
+  return type.typeName;
+}
+
+function shortTypeName(type: Type): string {
+  const name = type.name ?? type.typeName;
+  return name.slice(name.lastIndexOf('.') + 1);
+}
+
+/** A found value, short: `"12"`, `-1`, `null`, `an object`, `nothing` (absent). */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object' && value !== null) return 'an object';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/** `field "tokens.end": <what>`, with `field` set to the rendered path. */
+export function fieldError(code: DecodeError['code'], path: Path, what: string): DecodeError {
+  const field = renderPath(path);
+  return decodeError(code, `field "${field}": ${what}`, field);
+}
+
+/** Classifies avsc's complaint about one value (from `isValid`'s errorHook). */
+function classify(path: Path, value: unknown, type: Type): DecodeError {
+  const expected = describeType(type);
+  if (value === undefined) {
+    return fieldError('MISSING_FIELD', path, `required field is missing (expected ${expected})`);
+  }
+  if (isEnumType(type) && typeof value === 'string') {
+    return fieldError('BAD_ENUM', path, `expected ${expected}, got ${describeValue(value)}`);
+  }
+  if (type.typeName === 'long' && typeof value === 'number') {
+    const range = Number.isSafeInteger(value) ? ` within ±${MAX_LONG}` : ' (a safe integer)';
+    const what = `expected long${range}, got ${describeValue(value)}`;
+    return fieldError('NOT_AN_INTEGER', path, what);
+  }
+  return fieldError('WRONG_TYPE', path, `expected ${expected}, got ${describeValue(value)}`);
+}
+
+/** The first field (in schema order) that avsc finds invalid, or undefined when valid. */
+export function findInvalid(type: Type, value: unknown): DecodeError | undefined {
+  let first: DecodeError | undefined;
+  type.isValid(value, {
+    errorHook: (path, any, failing) => {
+      first ??= classify(path, any, failing);
+    },
+  });
+  return first;
+}
+
+/**
+ * The rules of DESIGN §3 that a schema cannot state, on a value `findInvalid` accepted:
+ * every long in these schemas is a seq, a position, a span, a token figure or an epoch time, so
+ * a negative one is malformed; a range (a record with `start` and `end`) must not be reversed.
+ * It also re-checks enum symbols against the list: avsc 5.7.9 looks symbols up in a plain
+ * object, so `"constructor"` or `"toString"` would pass its check.
+ */
+export function findSemanticError(
+  type: Type,
+  value: unknown,
+  path: Path = [],
+): DecodeError | undefined {
+  if (isRecordType(type) && isPlainObject(value)) {
+    for (const field of type.fields) {
+      const error = findSemanticError(field.type, value[field.name], [...path, field.name]);
+      if (error) return error;
+    }
+    return findReversedRange(type, value, path);
+  }
+  if (isArrayType(type) && Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const error = findSemanticError(type.itemsType, item, [...path, String(index)]);
+      if (error) return error;
+    }
+    return undefined;
+  }
+  if (isUnionType(type)) {
+    const branch = type.types.find((t) => t.isValid(value));
+    return branch ? findSemanticError(branch, value, path) : undefined;
+  }
+  if (isEnumType(type) && !type.symbols.includes(value as string)) {
+    return fieldError(
+      'BAD_ENUM',
+      path,
+      `expected ${describeType(type)}, got ${describeValue(value)}`,
+    );
+  }
+  if (type.typeName === 'long' && typeof value === 'number' && value < 0) {
+    return fieldError('NEGATIVE_NUMBER', path, `expected a non-negative integer, got ${value}`);
+  }
+  return undefined;
+}
+
+function findReversedRange(
+  type: types.RecordType,
+  value: Record<string, unknown>,
+  path: Path,
+): DecodeError | undefined {
+  const names = type.fields.map((f) => f.name);
+  if (!names.includes('start') || !names.includes('end')) return undefined;
+  const { start, end } = value as { start: number; end: number };
+  if (end >= start) return undefined;
+  const what = `range [start, end) must have end >= start, got start ${start}, end ${end}`;
+  return fieldError('REVERSED_RANGE', path, what);
+}

@@ -53,7 +53,9 @@ export interface SpillRequest {
   range: { start: number; end: number };
   holes: UnitRange[];
   reasons: Reason[];
-  requestedAt: number | null;
+  /** Never null: only a REFUSE with action SPILL asks for a spill, and a request whose
+   * occurredAt does not decode is INVALID_REQUEST, which HALTs (DESIGN §3, §5). */
+  requestedAt: number;
 }
 
 export type AuditKind = 'ADVISORY' | 'VIOLATION';

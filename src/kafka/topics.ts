@@ -2,9 +2,23 @@
 import type { Admin } from 'kafkajs';
 import type { Config } from '../config/config';
 
-export async function partitionCount(admin: Admin, topic: string): Promise<number> {
-  const meta = await admin.fetchTopicMetadata({ topics: [topic] });
-  return meta.topics[0]?.partitions.length ?? 0;
+/**
+ * Partitions of a topic once every one has a leader. A new topic's metadata can briefly say
+ * UNKNOWN_TOPIC_OR_PARTITION (Kafka 4), which kafkajs' own `waitForLeaders` does not retry.
+ */
+export async function partitionCount(admin: Admin, topic: string, timeoutMs = 30_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const meta = await admin.fetchTopicMetadata({ topics: [topic] });
+      const partitions = meta.topics[0]?.partitions ?? [];
+      if (partitions.length > 0 && partitions.every((p) => p.leader >= 0)) return partitions.length;
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+    }
+    if (Date.now() > deadline) throw new Error(`topic ${topic} has no leader for every partition after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 export async function ensureTopics(admin: Admin, c: Config): Promise<{ inputPartitions: number }> {
@@ -12,14 +26,15 @@ export async function ensureTopics(admin: Admin, c: Config): Promise<{ inputPart
   const plain = [c.inputTopic, c.verdictTopic, c.spillTopic, c.auditTopic, c.dlqTopic].filter((t) => !existing.has(t));
   if (plain.length > 0) {
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: plain.map((topic) => ({ topic, numPartitions: c.partitions, replicationFactor: c.replicationFactor })),
     });
   }
+  for (const t of plain) await partitionCount(admin, t);
   const inputPartitions = await partitionCount(admin, c.inputTopic);
   if (!existing.has(c.changelogTopic)) {
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: [
         {
           topic: c.changelogTopic,

@@ -32,6 +32,32 @@ export interface SubjectTopics {
 
 const MAGIC = 0;
 
+export interface BasicAuth {
+  username: string;
+  password: string;
+}
+
+/**
+ * Registers a top-level union schema (the event schema: one record per event type, the
+ * Confluent "several event types in one topic" pattern) through the registry's REST API:
+ * @kafkajs/confluent-schema-registry's `register` refuses schemas without a name.
+ */
+async function registerUnion(url: string, subject: string, schema: string, auth?: BasicAuth): Promise<number> {
+  const headers: Record<string, string> = { 'Content-Type': 'application/vnd.schemaregistry.v1+json' };
+  if (auth) headers.Authorization = `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
+  const base = `${url}/subjects/${encodeURIComponent(subject)}`;
+  const config = await fetch(`${url}/config/${encodeURIComponent(subject)}`, {
+    method: 'PUT',
+    headers,
+    body: JSON.stringify({ compatibility: 'BACKWARD' }),
+  });
+  if (!config.ok) throw new Error(`PUT config: HTTP ${config.status} ${await config.text()}`);
+  const res = await fetch(`${base}/versions`, { method: 'POST', headers, body: JSON.stringify({ schema, schemaType: 'AVRO' }) });
+  const body = (await res.json().catch(() => ({}))) as { id?: number; message?: string };
+  if (!res.ok || typeof body.id !== 'number') throw new Error(`POST versions: HTTP ${res.status} ${body.message ?? ''}`);
+  return body.id;
+}
+
 export function withHeader(schemaId: number, body: Buffer): Buffer {
   const header = Buffer.alloc(5);
   header.writeUInt8(MAGIC, 0);
@@ -52,20 +78,27 @@ export class RegistryCodec {
   constructor(
     readonly registry: SchemaRegistry,
     private readonly topics: SubjectTopics,
+    private readonly url: string,
+    private readonly auth?: BasicAuth,
   ) {}
 
-  static connect(url: string, topics: SubjectTopics, auth?: { username: string; password: string }): RegistryCodec {
+  static connect(url: string, topics: SubjectTopics, auth?: BasicAuth): RegistryCodec {
     const registry = new SchemaRegistry(
-      { host: url, auth, retry: { retries: 2 } },
+      { host: url, auth: auth as never, retry: { retries: 2 } },
       { [SchemaType.AVRO]: { wrapUnions: true } },
     );
-    return new RegistryCodec(registry, topics);
+    return new RegistryCodec(registry, topics, url, auth);
   }
 
   /** Registers the four schemas (idempotent: an identical schema keeps its id). */
   async registerAll(): Promise<void> {
+    const eventSubject = `${this.topics.inputTopic}-value`;
+    try {
+      this.ids.set(eventSubject, await registerUnion(this.url, eventSubject, rawSchemas.contextChangeEvent, this.auth));
+    } catch (e) {
+      throw new RegistryUnavailableError(`registering ${eventSubject}: ${(e as Error).message}`);
+    }
     const subjects: [string, string][] = [
-      [`${this.topics.inputTopic}-value`, rawSchemas.contextChangeEvent],
       [`${this.topics.verdictTopic}-value`, rawSchemas.verdict],
       [`${this.topics.spillTopic}-value`, rawSchemas.spillRequest],
       [`${this.topics.auditTopic}-value`, rawSchemas.auditRecord],

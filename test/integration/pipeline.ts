@@ -1,0 +1,136 @@
+/** Test harness for the processor against the real broker and registry. */
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel, type Message } from 'kafkajs';
+import pino from 'pino';
+import { DEFAULTS, type Config } from '../../src/config/config';
+import type { ContextEvent } from '../../src/engine/events';
+import { startProcessor, type Running } from '../../src/cli/run';
+import { RegistryCodec } from '../../src/registry/codec';
+import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
+import { serviceEnv } from './env';
+import { Replay, type AuditLineRecord } from '../../src/audit/replay';
+
+export const { brokers, registryUrl } = serviceEnv();
+export const kafka = new Kafka({ clientId: 'cg-it', brokers, logLevel: logLevel.ERROR });
+
+/** A config with topics and group unique to one test. */
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  const id = randomUUID().slice(0, 8);
+  return {
+    ...DEFAULTS,
+    brokers,
+    registryUrl,
+    groupId: `cg-${id}`,
+    inputTopic: `ctx-${id}`,
+    verdictTopic: `verdicts-${id}`,
+    spillTopic: `spills-${id}`,
+    auditTopic: `audit-${id}`,
+    dlqTopic: `ctx-${id}.dlq`,
+    changelogTopic: `state-${id}`,
+    partitions: 3,
+    logLevel: 'silent',
+    sessionTimeoutMs: 6000,
+    ...overrides,
+  };
+}
+
+export async function start(c: Config): Promise<Running> {
+  return startProcessor(c, pino({ level: process.env.CG_TEST_LOG ?? 'silent' }));
+}
+
+export function codecFor(c: Config): RegistryCodec {
+  return RegistryCodec.connect(registryUrl, c);
+}
+
+export async function produceEvents(c: Config, events: readonly ContextEvent[], codec?: RegistryCodec): Promise<void> {
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  try {
+    if (codec) await codec.registerAll();
+    for (let i = 0; i < events.length; i += 500) {
+      const messages: Message[] = events.slice(i, i + 500).map((e) => ({
+        key: e.sessionId,
+        value: codec ? codec.encodeEvent(e) : JSON.stringify(e),
+      }));
+      await producer.send({ topic: c.inputTopic, acks: -1, messages });
+    }
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+export async function produceRaw(c: Config, messages: Message[]): Promise<void> {
+  const producer = kafka.producer();
+  await producer.connect();
+  await producer.send({ topic: c.inputTopic, acks: -1, messages });
+  await producer.disconnect();
+}
+
+export interface Consumed {
+  topic: string;
+  key: string | null;
+  value: Buffer | null;
+  headers: Record<string, string>;
+}
+
+/** Reads topics read_committed from the beginning until `done` holds or the timeout passes. */
+export async function readTopics(
+  topics: string[],
+  done: (records: Consumed[]) => boolean,
+  timeoutMs = 60_000,
+): Promise<Consumed[]> {
+  const consumer = kafka.consumer({ groupId: `reader-${randomUUID()}`, readUncommitted: false });
+  const records: Consumed[] = [];
+  await consumer.connect();
+  try {
+    for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => resolve(), timeoutMs);
+      void consumer
+        .run({
+          eachMessage: async ({ topic, message }) => {
+            const headers: Record<string, string> = {};
+            for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = String(v);
+            records.push({ topic, key: message.key?.toString() ?? null, value: message.value, headers });
+            if (done(records)) {
+              clearTimeout(timer);
+              resolve();
+            }
+          },
+        })
+        .catch(reject);
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  return records;
+}
+
+/** Avro output values back to the JSON shape of the offline audit records. */
+export function decodeOutput(c: Config, r: Consumed): AuditLineRecord {
+  const body = r.value!.subarray(5);
+  if (r.topic === c.verdictTopic) return { record: 'verdict', ...(verdictType.fromBuffer(body) as object) } as AuditLineRecord;
+  if (r.topic === c.spillTopic) return { record: 'spill-request', ...(spillRequestType.fromBuffer(body) as object) } as AuditLineRecord;
+  if (r.topic === c.auditTopic) return { record: 'audit', ...(auditRecordType.fromBuffer(body) as object) } as AuditLineRecord;
+  throw new Error(`not an output topic: ${r.topic}`);
+}
+
+/** The offline audit of the same events (DESIGN §7), per session in order. */
+export function offline(events: readonly ContextEvent[]): AuditLineRecord[] {
+  const replay = new Replay();
+  return events.flatMap((e, i) => replay.line(JSON.stringify(e), i + 1));
+}
+
+/** Verdicts keyed `sessionId/inputSeq`, with the processing-time stamp removed. */
+export function verdictMap(records: AuditLineRecord[]): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const r of records) {
+    if (r.record !== 'verdict') continue;
+    const { decidedAt: _d, ...rest } = r;
+    const key = `${r.sessionId}/${r.inputSeq}/${r.requestId}`;
+    out.set(key, [...(out.has(key) ? [out.get(key)] : []), rest].length > 1 ? 'DUPLICATE' : rest);
+  }
+  return out;
+}
+
+export const countOf = (records: Consumed[], topic: string) => records.filter((r) => r.topic === topic).length;

@@ -4,6 +4,7 @@ import { openInput, runAudit } from './audit';
 import { ENGINE_VERSION } from '../engine/version';
 import { DEFAULTS, ENV_NAMES, ConfigError, kebab } from '../config/config';
 import { runCommand } from './run';
+import { simulate } from './simulate';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -55,6 +56,39 @@ export function buildProgram(): Command {
       throw e;
     }
   });
+  program
+    .command('simulate')
+    .description('Produce a deterministic simulated fleet of agent sessions to the input topic (demos, tests, benchmarks).')
+    .option('--brokers <list>', 'env KAFKA_BROKERS (required)')
+    .option('--registry-url <url>', 'env SCHEMA_REGISTRY_URL (required for --format avro)')
+    .option('--input-topic <topic>', 'env CG_INPUT_TOPIC (default: agent.context-changes)')
+    .option('--sessions <n>', 'sessions live at once', '200')
+    .option('--events <n>', 'total events to produce', '100000')
+    .option('--seed <n>', 'PRNG seed: the same seed gives the same events', '1')
+    .option('--rate <n>', 'events per second', '2000')
+    .option('--faulty-share <x>', 'share of orchestrators that truncate before compacting', '0.1')
+    .option('--no-spill-ack', 'faulty orchestrators do not answer spill requests with SpillCompleted')
+    .option('--format <fmt>', 'avro (registry wire format) or json', 'avro')
+    .action(async (opts: Record<string, string | boolean | undefined>) => {
+      const num = (k: string) => {
+        const n = Number(opts[k]);
+        if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`--${kebab(k)}: expected a positive number, got ${JSON.stringify(opts[k])}`);
+        return n;
+      };
+      const format = opts.format === 'json' ? 'json' : 'avro';
+      await simulate(
+        { brokers: opts.brokers as string | undefined, registryUrl: opts.registryUrl as string | undefined, inputTopic: opts.inputTopic as string | undefined },
+        {
+          sessions: num('sessions'),
+          events: num('events'),
+          seed: num('seed'),
+          rate: num('rate'),
+          faultyShare: Number(opts.faultyShare),
+          spillAck: opts.spillAck !== false,
+          format,
+        },
+      );
+    });
   return program;
 }
 

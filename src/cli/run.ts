@@ -1,6 +1,6 @@
 /** `compaction-guard run`: the stream processor, with embedded local services when no brokers are set. */
 import pino from 'pino';
-import { type Config, loadConfig } from '../config/config';
+import { type Config, loadConfig, requireRegistry } from '../config/config';
 import { kafkaClient } from '../kafka/client';
 import { Processor } from '../kafka/processor';
 import { RegistryCodec } from '../registry/codec';
@@ -37,6 +37,7 @@ export async function startProcessor(config: Config, log = pino({ level: config.
 
 export async function runCommand(flags: Record<string, string | undefined>): Promise<void> {
   const config = loadConfig(process.env, flags);
+  requireRegistry(config);
   const log = pino({ level: config.logLevel });
   const running = await startProcessor(config, log);
   const shutdown = (signal: string) => {

@@ -144,8 +144,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Source = {}): Config {
         c[k] = v;
     }
   }
-  if (c.registryUrl === null && c.brokers.length > 0) {
-    throw new ConfigError('SCHEMA_REGISTRY_URL (--registry-url): required with KAFKA_BROKERS (outputs are Avro), unless brokers are left empty for the embedded local services');
-  }
   return c;
+}
+
+/** The processor writes Avro: with an external cluster it needs that cluster's registry. */
+export function requireRegistry(c: Config): void {
+  if (c.registryUrl === null && c.brokers.length > 0) {
+    throw new ConfigError(
+      'SCHEMA_REGISTRY_URL (--registry-url): required with KAFKA_BROKERS (outputs are Avro); leave both unset for the embedded local services',
+    );
+  }
 }

@@ -108,3 +108,26 @@ describe('processor on a real Kafka', () => {
     }
   });
 });
+
+describe('scale-out', () => {
+  it('two instances in one group split the partitions and together produce the same verdicts as one', async () => {
+    const c = testConfig({ partitions: 4 });
+    const { events } = generateFleetArray({ sessions: 40, events: 3000, seed: 23, faultyShare: 0.3 });
+    const expected = offline(events);
+    const a = await start(c);
+    const b = await start(c);
+    try {
+      await produceEvents(c, events, codecFor(c));
+      const got = await readTopics([c.verdictTopic, c.spillTopic, c.auditTopic], (rs) => rs.length >= expected.length);
+      const decoded = got.map((r) => decodeOutput(c, r));
+      expect(verdictMap(decoded)).toEqual(verdictMap(expected));
+      expect(decoded).toHaveLength(expected.length);
+      const owned = [a, b].map((r) => [...r.processor.partitions().keys()].sort());
+      expect(owned[0]!.length).toBeGreaterThan(0);
+      expect(owned[1]!.length).toBeGreaterThan(0);
+      expect([...owned[0]!, ...owned[1]!].sort()).toEqual([0, 1, 2, 3]);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+});

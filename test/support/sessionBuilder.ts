@@ -40,7 +40,7 @@ export class SessionBuilder {
 
   constructor(
     readonly sessionId: string,
-    private readonly t0 = 1_767_225_600_000,
+    private t0 = 1_767_225_600_000,
     private readonly stepMs = 1000,
   ) {}
 
@@ -70,6 +70,12 @@ export class SessionBuilder {
   /** Skips `n` seqs: the next event reveals a gap (DESIGN §4 step 1). */
   skipSeq(n = 1): this {
     this.seq += n;
+    return this;
+  }
+
+  /** Moves event time forward by `ms` for every later event (e.g. past a grace period). */
+  advanceTime(ms: number): this {
+    this.t0 += ms;
     return this;
   }
 

@@ -5,10 +5,19 @@ import { kafkaClient } from '../kafka/client';
 import { Processor } from '../kafka/processor';
 import { RegistryCodec } from '../registry/codec';
 import { provideServices, type Services } from '../services';
+import { Registry } from 'prom-client';
+import type { Server } from 'node:http';
+import { Metrics } from '../metrics/metrics';
+import { RecentVerdicts } from '../http/recentVerdicts';
+import { createHttpServer, listen } from '../http/server';
+import { combineObservers } from '../kafka/observers';
 
 export interface Running {
   processor: Processor;
   config: Config;
+  metrics: Metrics;
+  /** The HTTP server's port (useful with CG_HTTP_PORT=0). */
+  httpPort: number;
   stop(): Promise<void>;
 }
 
@@ -23,16 +32,29 @@ export async function startProcessor(config: Config, log = pino({ level: config.
   }
   const kafka = kafkaClient(config.brokers, config.clientId, log);
   const codec = RegistryCodec.connect(config.registryUrl!, config);
-  const processor = new Processor({ kafka, codec, config, log });
+  const registry = new Registry();
+  const recent = new RecentVerdicts();
+  let processor: Processor | null = null;
+  const metrics = new Metrics(registry, () => processor?.sessionCount() ?? 0);
+  processor = new Processor({ kafka, codec, config, log, observer: combineObservers(metrics, recent) });
+  // The HTTP server comes up first: /healthz answers and /readyz says "not yet" during start-up.
+  const server: Server = createHttpServer(
+    { host: config.httpHost, port: config.httpPort, sessionsEnabled: config.httpSessions, sessionsToken: config.httpSessionsToken },
+    { registry, processor, recent },
+  );
+  const httpPort = await listen(server, config.httpHost, config.httpPort);
+  log.info({ host: config.httpHost, port: httpPort }, 'http server listening');
   await processor.start();
   log.info({ group: config.groupId, input: config.inputTopic }, 'processor started');
   let stopping: Promise<void> | null = null;
+  const running = processor;
   const stop = () =>
     (stopping ??= (async () => {
-      await processor.stop();
+      await running.stop();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
       await services?.stop();
     })());
-  return { processor, config, stop };
+  return { processor: running, config, metrics, httpPort, stop };
 }
 
 export async function runCommand(flags: Record<string, string | undefined>): Promise<void> {

@@ -30,6 +30,13 @@ export interface Config {
   partitionsConsumedConcurrently: number;
   maxBytesPerPartition: number;
   logLevel: string;
+  /** HTTP server for /metrics, /healthz, /readyz, /sessions/{id}. */
+  httpHost: string;
+  /** 0: any free port. */
+  httpPort: number;
+  httpSessions: boolean;
+  /** When set, /sessions requires `Authorization: Bearer <token>`. */
+  httpSessionsToken: string | null;
 }
 
 export const DEFAULTS: Config = {
@@ -54,6 +61,10 @@ export const DEFAULTS: Config = {
   partitionsConsumedConcurrently: 3,
   maxBytesPerPartition: 1_048_576,
   logLevel: 'info',
+  httpHost: '0.0.0.0',
+  httpPort: 9464,
+  httpSessions: true,
+  httpSessionsToken: null,
 };
 
 /** Env var for each setting (flags use the kebab-case key, e.g. `--group-id`). */
@@ -78,6 +89,10 @@ export const ENV_NAMES: Readonly<Record<keyof Config, string>> = {
   partitionsConsumedConcurrently: 'CG_PARTITIONS_CONCURRENTLY',
   maxBytesPerPartition: 'CG_MAX_BYTES_PER_PARTITION',
   logLevel: 'CG_LOG_LEVEL',
+  httpHost: 'CG_HTTP_HOST',
+  httpPort: 'CG_HTTP_PORT',
+  httpSessions: 'CG_HTTP_SESSIONS',
+  httpSessionsToken: 'CG_HTTP_SESSIONS_TOKEN',
 };
 
 export class ConfigError extends Error {
@@ -138,7 +153,16 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Source = {}): Config {
         break;
       case 'graceMs':
       case 'sweepDelayMs':
+      case 'httpPort':
         c[k] = positiveInt(k, v, 0);
+        if (k === 'httpPort' && c.httpPort > 65535) throw new ConfigError(`CG_HTTP_PORT (--http-port): expected 0..65535, got ${v}`);
+        break;
+      case 'httpSessions':
+        if (v !== 'true' && v !== 'false') throw new ConfigError(`CG_HTTP_SESSIONS (--http-sessions): expected true or false, got ${JSON.stringify(v)}`);
+        c.httpSessions = v === 'true';
+        break;
+      case 'httpSessionsToken':
+        c.httpSessionsToken = v;
         break;
       default:
         c[k] = v;

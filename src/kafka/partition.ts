@@ -20,7 +20,11 @@ export interface ProcessorObserver {
   output?(o: Output, latencyMs: number | null): void;
   deadLetter?(code: DeadLetterCode): void;
   transaction?(outcome: 'committed' | 'aborted', records: number): void;
-  decisionDuration?(seconds: number): void;
+  engineStep?(seconds: number): void;
+  rebalance?(): void;
+  restored?(seconds: number): void;
+  lag?(partition: number, records: number): void;
+  readiness?(ready: boolean): void;
 }
 
 /** A failure before the batch's transaction began (e.g. the registry is unreachable). */
@@ -100,7 +104,7 @@ export class PartitionWorker {
       const prev = overlay.has(input.sessionId) ? overlay.get(input.sessionId) : this.states.get(input.sessionId);
       const started = process.hrtime.bigint();
       const result = evolve(prev ?? undefined, input, this.clock(), this.engine);
-      this.observer.decisionDuration?.(Number(process.hrtime.bigint() - started) / 1e9);
+      this.observer.engineStep?.(Number(process.hrtime.bigint() - started) / 1e9);
       overlay.set(input.sessionId, result.state);
       this.observer.event?.(decoded.ok ? input.type : 'MalformedRequest', result.notes);
       for (const o of result.outputs) {
@@ -137,6 +141,7 @@ export class PartitionWorker {
       throw e;
     }
     this.observer.transaction?.('committed', records);
+    this.observer.lag?.(this.partition, Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(next))));
     for (const [sessionId, state] of overlay) {
       if (state === null) this.states.delete(sessionId);
       else this.states.set(sessionId, state);

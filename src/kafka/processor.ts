@@ -54,6 +54,13 @@ export class Processor {
     return this.joined && [...this.workers.values()].every((w) => w.restored);
   }
 
+  /** Sessions held in memory across assigned partitions. */
+  sessionCount(): number {
+    let n = 0;
+    for (const w of this.workers.values()) n += w.states.size;
+    return n;
+  }
+
   /** Sessions tracked per assigned partition (for /sessions and metrics). */
   partitions(): ReadonlyMap<number, PartitionWorker> {
     return this.workers;
@@ -86,6 +93,7 @@ export class Processor {
     consumer.on(consumer.events.CRASH, (e) => {
       log.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
       this.joined = false;
+      this.observer.readiness?.(false);
     });
     await consumer.connect();
     await consumer.subscribe({ topic: c.inputTopic, fromBeginning: true });
@@ -114,6 +122,8 @@ export class Processor {
       added.push(w);
     }
     this.joined = true;
+    this.observer.rebalance?.();
+    this.observer.readiness?.(this.isReady());
     log.info({ assigned, added: added.map((w) => w.partition) }, 'group joined');
     if (added.length > 0) {
       const ready = this.restore(added);
@@ -135,6 +145,8 @@ export class Processor {
         }
         await restorePartitions(kafka, c.changelogTopic, c.groupId, targets, RESTORE_TIMEOUT_MS);
         for (const w of workers) w.restored = true;
+        this.observer.restored?.((this.clock() - started) / 1000);
+        this.observer.readiness?.(this.isReady());
         const sessions = workers.reduce((n, w) => n + w.states.size, 0);
         log.info({ partitions: workers.map((w) => w.partition), sessions, ms: this.clock() - started }, 'state restored');
         return;

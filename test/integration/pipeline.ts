@@ -30,6 +30,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     partitions: 3,
     logLevel: 'silent',
     sessionTimeoutMs: 6000,
+    httpHost: '127.0.0.1',
+    httpPort: 0,
     ...overrides,
   };
 }

@@ -1,0 +1,81 @@
+/**
+ * The processor's one small HTTP server: `/metrics` (Prometheus), `/healthz` (alive),
+ * `/readyz` (group joined and state restored), `/sessions/{id}` (why was this session refused?).
+ * `/sessions` can be switched off, or protected with a bearer token.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { timingSafeEqual } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import type { Processor } from '../kafka/processor';
+import type { RecentVerdicts } from './recentVerdicts';
+import { sessionView } from './sessionView';
+
+export interface HttpOptions {
+  host: string;
+  port: number;
+  sessionsEnabled: boolean;
+  /** When set, `/sessions` requires `Authorization: Bearer <token>`. */
+  sessionsToken: string | null;
+}
+
+export interface HttpDeps {
+  registry: Registry;
+  processor: Pick<Processor, 'isReady' | 'partitions'>;
+  recent: RecentVerdicts;
+  /** Extra readiness conditions, e.g. the registry answering. */
+  readinessProblems?: () => string[];
+}
+
+function send(res: ServerResponse, status: number, body: unknown, type = 'application/json'): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body, null, 2);
+  res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store' });
+  res.end(text);
+}
+
+function tokenMatches(req: IncomingMessage, token: string): boolean {
+  const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export function createHttpServer(o: HttpOptions, d: HttpDeps): Server {
+  return createServer((req, res) => {
+    void handle(req, res, o, d).catch((e: unknown) => send(res, 500, { error: (e as Error).message }));
+  });
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, o: HttpOptions, d: HttpDeps): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://local');
+  if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { error: 'only GET' });
+  if (url.pathname === '/metrics') return send(res, 200, await d.registry.metrics(), d.registry.contentType);
+  if (url.pathname === '/healthz') return send(res, 200, { status: 'alive' });
+  if (url.pathname === '/readyz') {
+    const problems = [...(d.processor.isReady() ? [] : ['consumer group not joined or state not restored']), ...(d.readinessProblems?.() ?? [])];
+    return send(res, problems.length === 0 ? 200 : 503, { ready: problems.length === 0, problems });
+  }
+  const match = /^\/sessions\/(.+)$/.exec(url.pathname);
+  if (match) {
+    if (!o.sessionsEnabled) return send(res, 404, { error: '/sessions is disabled (CG_HTTP_SESSIONS=false)' });
+    if (o.sessionsToken !== null && !tokenMatches(req, o.sessionsToken)) {
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      return send(res, 401, { error: 'a bearer token is required' });
+    }
+    const id = decodeURIComponent(match[1]!);
+    for (const [partition, worker] of d.processor.partitions()) {
+      const state = worker.states.get(id);
+      if (state) return send(res, 200, sessionView(id, partition, state, d.recent.get(id)));
+    }
+    return send(res, 404, { error: `session ${id} is not tracked by this instance` });
+  }
+  return send(res, 404, { error: 'not found', routes: ['/metrics', '/healthz', '/readyz', '/sessions/{id}'] });
+}
+
+export async function listen(server: Server, host: string, port: number): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
+}

@@ -1,0 +1,49 @@
+/** The `/sessions/{id}` view: a session's state in readable ranges, and its last verdicts. */
+import type { Unit } from '../engine/events';
+import type { Verdict } from '../engine/outputs';
+import { type IntervalSet, subtract, toSpans, union } from '../engine/intervals';
+import { type SessionState, inUnit, knownHead } from '../engine/state';
+
+const spans = (unit: Unit, set: IntervalSet | undefined) => toSpans(set ?? []).map((s) => ({ unit, ...s }));
+
+export function sessionView(sessionId: string, partition: number, s: SessionState, recent: readonly Verdict[]) {
+  const unit = s.policy?.floor.unit ?? null;
+  const perUnit = (sets: SessionState['spilled']) =>
+    (Object.entries(sets) as [Unit, IntervalSet][]).flatMap(([u, set]) => spans(u, set));
+  return {
+    sessionId,
+    partition,
+    known: s.policy !== null,
+    policy: s.policy,
+    lastSeq: s.lastSeq,
+    head: s.head,
+    knownHead: unit ? knownHead(s, unit) : null,
+    gapHead: s.gapHead,
+    verbatimStart: s.verbatimStart,
+    truncated: unit ? spans(unit, s.truncated) : [],
+    summarized: unit ? spans(unit, s.summary) : [],
+    spilled: perUnit(s.spilled),
+    acknowledged: [...(unit ? spans(unit, s.ackPermanent) : []), ...perUnit(s.ackOnce)],
+    unspillable: perUnit(s.unspillable),
+    pins: unit ? spans(unit, s.pins) : [],
+    evicted: unit ? spans(unit, evicted(s, unit)) : [],
+    spillFailed: s.spillFailed,
+    pendingSpill: s.pendingSpill,
+    closedAt: s.closedAt,
+    lastVerdicts: recent,
+    storedVerdicts: s.verdicts.map((v) => ({
+      unit: v.unit,
+      summaryInput: v.summaryInput,
+      tailStart: v.tailStart,
+      decision: v.decision,
+      inputSeq: v.inputSeq,
+      requestedAt: v.requestedAt,
+    })),
+  };
+}
+
+/** Truncated positions that no summary, spill or acknowledgement covers: the lost content. */
+function evicted(s: SessionState, unit: Unit): IntervalSet {
+  const recoverable = union(s.summary, union(inUnit(s.spilled, unit), union(s.ackPermanent, inUnit(s.ackOnce, unit))));
+  return subtract(s.truncated, recoverable);
+}

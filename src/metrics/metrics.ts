@@ -1,0 +1,134 @@
+/**
+ * Prometheus metrics of the processor (prefix `compaction_guard_`, base units, `_total` on
+ * counters, bounded label values: enums of the contract only). The registry is injected: tests
+ * and several processors in one process each get their own.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Note, Output } from '../engine/collector';
+import { ENGINE_VERSION } from '../engine/version';
+import type { DeadLetterCode } from '../kafka/records';
+import type { ProcessorObserver } from '../kafka/partition';
+
+const P = 'compaction_guard_';
+
+export const PACKAGE_VERSION = '0.1.0';
+
+export class Metrics implements ProcessorObserver {
+  readonly verdicts: Counter<'decision' | 'action'>;
+  readonly refusalReasons: Counter<'code'>;
+  readonly spillRequests: Counter;
+  readonly halts: Counter;
+  readonly auditRecords: Counter<'kind' | 'code'>;
+  readonly events: Counter<'type'>;
+  readonly duplicates: Counter;
+  readonly ignored: Counter<'type'>;
+  readonly gaps: Counter;
+  readonly deadLetters: Counter<'code'>;
+  readonly decisionDuration: Histogram;
+  readonly verdictLatency: Histogram;
+  readonly consumerLag: Gauge<'partition'>;
+  readonly sessionsTracked: Gauge;
+  readonly restoreDuration: Histogram;
+  readonly transactions: Counter<'outcome'>;
+  readonly rebalances: Counter;
+  readonly ready: Gauge;
+
+  constructor(
+    readonly registry: Registry,
+    sessions: () => number = () => 0,
+  ) {
+    const registers = [registry];
+    this.verdicts = new Counter({ name: `${P}verdicts_total`, help: 'Verdicts published, by decision and action.', labelNames: ['decision', 'action'], registers });
+    this.refusalReasons = new Counter({ name: `${P}refusal_reasons_total`, help: 'Rules that fired in REFUSE verdicts, by rule code (DESIGN §5).', labelNames: ['code'], registers });
+    this.spillRequests = new Counter({ name: `${P}spill_requests_total`, help: 'Lossless-spill requests published.', registers });
+    this.halts = new Counter({ name: `${P}halts_total`, help: 'REFUSE verdicts with action HALT (no spill can help).', registers });
+    this.auditRecords = new Counter({ name: `${P}audit_records_total`, help: 'Advisories and violations published, by kind and code.', labelNames: ['kind', 'code'], registers });
+    this.events = new Counter({ name: `${P}events_total`, help: 'Input events processed, by event type (MalformedRequest: answered dead letters).', labelNames: ['type'], registers });
+    this.duplicates = new Counter({ name: `${P}duplicate_events_total`, help: 'Redelivered events ignored (DESIGN §4 step 1).', registers });
+    this.ignored = new Counter({ name: `${P}ignored_events_total`, help: 'Events ignored by the rules (no policy, second SessionOpened, foreign SpillFailed), by type.', labelNames: ['type'], registers });
+    this.gaps = new Counter({ name: `${P}gaps_total`, help: 'Events that revealed a gap (lost or conflicting events).', registers });
+    this.deadLetters = new Counter({ name: `${P}dead_letters_total`, help: 'Input records sent to the DLQ, by reason code.', labelNames: ['code'], registers });
+    this.decisionDuration = new Histogram({
+      name: `${P}engine_step_duration_seconds`,
+      help: 'Time of one engine step (evolve, deciding requests).',
+      buckets: [1e-6, 5e-6, 1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3],
+      registers,
+    });
+    this.verdictLatency = new Histogram({
+      name: `${P}verdict_latency_seconds`,
+      help: "From the request's occurredAt to its verdict's transaction commit.",
+      buckets: [0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.consumerLag = new Gauge({ name: `${P}consumer_lag_records`, help: 'Records behind the high watermark, per input partition, after the last batch.', labelNames: ['partition'], registers });
+    this.sessionsTracked = new Gauge({
+      name: `${P}sessions_tracked`,
+      help: 'Sessions held in memory by this instance.',
+      registers,
+      collect() {
+        this.set(sessions());
+      },
+    });
+    this.restoreDuration = new Histogram({ name: `${P}state_restore_duration_seconds`, help: 'Time to restore assigned partitions from the changelog.', buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120], registers });
+    this.transactions = new Counter({ name: `${P}transactions_total`, help: 'Batch transactions, by outcome (committed, aborted).', labelNames: ['outcome'], registers });
+    this.rebalances = new Counter({ name: `${P}rebalances_total`, help: 'Consumer group assignments received.', registers });
+    this.ready = new Gauge({ name: `${P}ready`, help: '1 when the group is joined and all assigned state restored.', registers });
+    const info = new Gauge({ name: `${P}build_info`, help: 'Build information (value 1).', labelNames: ['version', 'engine_version', 'node_version'], registers });
+    info.set({ version: PACKAGE_VERSION, engine_version: ENGINE_VERSION, node_version: process.version }, 1);
+    collectDefaultMetrics({ register: registry });
+  }
+
+  event(type: string, notes: readonly Note[]): void {
+    this.events.inc({ type });
+    for (const n of notes) {
+      if (n === 'duplicate') this.duplicates.inc();
+      else if (n === 'ignored') this.ignored.inc({ type });
+      else if (n === 'gap') this.gaps.inc();
+    }
+  }
+
+  output(o: Output, latencyMs: number | null): void {
+    switch (o.record) {
+      case 'verdict':
+        this.verdicts.inc({ decision: o.value.decision, action: o.value.action });
+        if (o.value.action === 'HALT') this.halts.inc();
+        for (const r of o.value.decision === 'REFUSE' ? o.value.reasons : []) this.refusalReasons.inc({ code: r.code });
+        if (latencyMs !== null && latencyMs >= 0) this.verdictLatency.observe(latencyMs / 1000);
+        break;
+      case 'spill-request':
+        this.spillRequests.inc();
+        break;
+      case 'audit':
+        this.auditRecords.inc({ kind: o.value.kind, code: o.value.code });
+        break;
+    }
+  }
+
+  deadLetter(code: DeadLetterCode): void {
+    this.deadLetters.inc({ code });
+  }
+
+  transaction(outcome: 'committed' | 'aborted'): void {
+    this.transactions.inc({ outcome });
+  }
+
+  engineStep(seconds: number): void {
+    this.decisionDuration.observe(seconds);
+  }
+
+  rebalance(): void {
+    this.rebalances.inc();
+  }
+
+  restored(seconds: number): void {
+    this.restoreDuration.observe(seconds);
+  }
+
+  lag(partition: number, records: number): void {
+    this.consumerLag.set({ partition: String(partition) }, records);
+  }
+
+  readiness(ready: boolean): void {
+    this.ready.set(ready ? 1 : 0);
+  }
+}

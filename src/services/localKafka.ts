@@ -1,0 +1,183 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { findJava } from './java';
+import { fetchKafkaLibs } from './maven';
+import { freePorts, LOOPBACK } from './ports';
+import { runCommand, seconds, startProcess, waitUntil } from './processes';
+
+export interface LocalKafkaOptions {
+  cacheDir: string;
+  version: string;
+  /** How long the broker may take to answer metadata requests (the first start is slowest). */
+  startTimeoutMs: number;
+  /** Off by default so tests and code must create the topics (and configs) they rely on. */
+  autoCreateTopics?: boolean;
+}
+
+export interface LocalKafka {
+  brokers: string[];
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+/** A Kafka broker with its data dir in a temp dir, deleted again on stop(). */
+export async function startLocalKafka(opts: LocalKafkaOptions): Promise<LocalKafka> {
+  const libs = await fetchKafkaLibs(opts.cacheDir, opts.version);
+  const { java } = findJava(17); // Kafka 4.x brokers require Java 17+
+  const [port, controllerPort] = (await freePorts(2)) as [number, number];
+  const workDir = mkdtempSync(join(tmpdir(), 'cg-kafka-'));
+  const logFile = join(opts.cacheDir, 'logs', `kafka-${port}.log`);
+  const config = join(workDir, 'server.properties');
+  writeFileSync(config, serverProperties(port, controllerPort, join(workDir, 'data'), opts));
+  const log4j = join(workDir, 'log4j2.properties');
+  writeFileSync(log4j, LOG4J2_PROPERTIES);
+  const classpath = ['-cp', `${libs}/*`, `-Dlog4j2.configurationFile=${log4j}`];
+
+  const started = Date.now();
+  process.stderr.write(
+    `[services] starting Kafka ${opts.version} on ${LOOPBACK}:${port}, log ${logFile}\n`,
+  );
+  // KRaft needs its metadata log formatted with a cluster id before the first start.
+  await runCommand({
+    command: java,
+    args: [
+      '-Xmx256m',
+      ...classpath,
+      'kafka.tools.StorageTool',
+      'format',
+      '--cluster-id',
+      clusterId(),
+      '--config',
+      config,
+    ],
+    output: { logFile },
+    timeoutMs: opts.startTimeoutMs,
+  });
+  const broker = startProcess({
+    name: 'kafka',
+    command: java,
+    args: [
+      '-Xms128m',
+      '-Xmx512m',
+      '-XX:+UseG1GC',
+      '-Djava.awt.headless=true',
+      ...classpath,
+      'kafka.Kafka',
+      config,
+    ],
+    logFile,
+  });
+  const brokers = [`${LOOPBACK}:${port}`];
+  const stop = async (): Promise<void> => {
+    await broker.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  };
+  try {
+    await waitUntil(() => isReady(brokers), {
+      timeoutMs: opts.startTimeoutMs,
+      intervalMs: 500,
+      what: `Kafka at ${brokers[0]} to serve metadata, groups and transactions`,
+      process: broker,
+    });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  process.stderr.write(`[services] Kafka ready in ${seconds(started)} s\n`);
+  return { brokers, logFile, stop };
+}
+
+/**
+ * Ready = the broker has registered with its controller, lists topics, and both coordinators
+ * answer. The last part matters: on a fresh broker the first FindCoordinator creates
+ * __consumer_offsets / __transaction_state, and until their partitions are loaded the broker
+ * answers COORDINATOR_NOT_AVAILABLE / LOAD_IN_PROGRESS, which kafkajs 2.2.4 does not retry
+ * for TxnOffsetCommit (a transaction's sendOffsets fails). Tests should not see that warm-up.
+ */
+async function isReady(brokers: string[]): Promise<boolean> {
+  const kafka = new Kafka({
+    clientId: 'services-readiness',
+    brokers,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 1_000,
+    retry: { retries: 0 }, // waitUntil retries the whole check
+  });
+  const admin = kafka.admin();
+  const producer = kafka.producer({
+    transactionalId: 'services-readiness',
+    idempotent: true,
+    maxInFlightRequests: 1,
+    retry: { retries: 1, initialRetryTime: 100 }, // kafkajs refuses idempotence with 0 retries
+  });
+  try {
+    await admin.connect();
+    const cluster = await admin.describeCluster();
+    if (cluster.brokers.length === 0) return false;
+    await admin.listTopics();
+    await admin.describeGroups(['services-readiness']); // throws until the group coordinator is loaded
+    await producer.connect(); // InitProducerId goes through the transaction coordinator
+    return true;
+  } finally {
+    await producer.disconnect();
+    await admin.disconnect();
+  }
+}
+
+/**
+ * A single combined broker+controller node. Replication factors and ISR minimums are 1
+ * because there is one node; internal topics get one partition so the first consumer group
+ * and the first transactional producer do not wait for 50 partitions to be created.
+ */
+function serverProperties(
+  port: number,
+  controllerPort: number,
+  dataDir: string,
+  opts: LocalKafkaOptions,
+): string {
+  return [
+    'process.roles=broker,controller',
+    'node.id=1',
+    `controller.quorum.voters=1@${LOOPBACK}:${controllerPort}`,
+    `listeners=PLAINTEXT://${LOOPBACK}:${port},CONTROLLER://${LOOPBACK}:${controllerPort}`,
+    `advertised.listeners=PLAINTEXT://${LOOPBACK}:${port}`,
+    'controller.listener.names=CONTROLLER',
+    'inter.broker.listener.name=PLAINTEXT',
+    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    `log.dirs=${dataDir}`,
+    'num.partitions=1',
+    'offsets.topic.replication.factor=1',
+    'offsets.topic.num.partitions=1',
+    'transaction.state.log.replication.factor=1',
+    'transaction.state.log.min.isr=1',
+    'transaction.state.log.num.partitions=1',
+    'share.coordinator.state.topic.replication.factor=1',
+    'share.coordinator.state.topic.min.isr=1',
+    'min.insync.replicas=1',
+    'group.initial.rebalance.delay.ms=0',
+    `auto.create.topics.enable=${opts.autoCreateTopics === true}`,
+    '',
+  ].join('\n');
+}
+
+/** Everything to stdout (which is the log file); the per-config dumps are most of the volume. */
+const LOG4J2_PROPERTIES = `status = warn
+appender.out.type = Console
+appender.out.name = STDOUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = STDOUT
+logger.config.name = org.apache.kafka.common.config.AbstractConfig
+logger.config.level = WARN
+`;
+
+/** Kafka's Uuid string form: 16 random bytes, URL-safe base64 without padding, not starting with '-'. */
+function clusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}

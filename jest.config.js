@@ -9,5 +9,20 @@ module.exports = {
       transform: { '^.+\\.ts$': tsJest },
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
     },
+    {
+      displayName: 'integration',
+      testEnvironment: 'node',
+      transform: { '^.+\\.ts$': tsJest },
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // Starts Kafka + registry (or reuses KAFKA_BROKERS / SCHEMA_REGISTRY_URL) only when a test
+      // of this project is selected; see src/services/index.ts.
+      globalSetup: '<rootDir>/test/integration/globalSetup.ts',
+      globalTeardown: '<rootDir>/test/integration/globalTeardown.ts',
+      // Real brokers: group joins and transactions take seconds. (A project-level `testTimeout`
+      // is ignored by Jest 30, hence a setup file calling jest.setTimeout.)
+      setupFilesAfterEnv: ['<rootDir>/test/integration/setupTimeout.ts'],
+      // maxWorkers is a global option in Jest (not per project); integration tests use unique
+      // topic/group/subject names, so they are safe to run in parallel workers anyway.
+    },
   ],
 };

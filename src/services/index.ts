@@ -1,7 +1,9 @@
+import { join } from 'node:path';
 import { dockerAvailable, startContainers } from './containers';
 import { startLocalKafka } from './localKafka';
 import { startLocalRegistry } from './localRegistry';
 import { cacheDir, DEFAULT_KAFKA_VERSION, DEFAULT_REGISTRY_VERSION } from './maven';
+import { pruneLogs } from './processes';
 
 export type ServicesMode = 'external' | 'testcontainers' | 'local';
 
@@ -28,6 +30,8 @@ export interface ProvideServicesOptions {
 
 const DEFAULT_START_TIMEOUT_MS = 180_000;
 const DOCKER_PROBE_TIMEOUT_MS = 5_000;
+/** Each local start leaves a log per service in <cache>/logs; old ones are only clutter. */
+const LOG_RETENTION_MS = 3 * 24 * 3600_000;
 
 /**
  * Provides Kafka + registry, in this order of preference:
@@ -59,6 +63,7 @@ export async function provideServices(opts: ProvideServicesOptions = {}): Promis
   }
 
   const cache = cacheDir(env);
+  pruneLogs(join(cache, 'logs'), LOG_RETENTION_MS);
   const [kafka, registry] = await Promise.allSettled([
     givenBrokers === undefined
       ? startLocalKafka({

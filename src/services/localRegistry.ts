@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findJava } from './java';
 import { fetchRegistryDist } from './maven';
 import { freePorts, LOOPBACK } from './ports';
-import { seconds, startProcess, waitUntil } from './processes';
+import { makeTempDir, removeTempDir, seconds, startProcess, waitUntil } from './processes';
 
 /** The Confluent-compatible API of Apicurio Registry 3.x, relative to its HTTP root. */
 export const CCOMPAT_PATH = '/apis/ccompat/v7';
@@ -29,7 +27,7 @@ export async function startLocalRegistry(opts: LocalRegistryOptions): Promise<Lo
   const [port, managementPort] = (await freePorts(2)) as [number, number];
   const logFile = join(opts.cacheDir, 'logs', `registry-${port}.log`);
   // Quarkus may write scratch files relative to its working dir; keep them out of the cache.
-  const workDir = mkdtempSync(join(tmpdir(), 'cg-registry-'));
+  const workDir = makeTempDir('cg-registry-');
   const started = Date.now();
   process.stderr.write(
     `[services] starting Apicurio Registry ${opts.version} on ` +
@@ -58,7 +56,7 @@ export async function startLocalRegistry(opts: LocalRegistryOptions): Promise<Lo
   const url = `http://${LOOPBACK}:${port}${CCOMPAT_PATH}`;
   const stop = async (): Promise<void> => {
     await registry.stop();
-    rmSync(workDir, { recursive: true, force: true });
+    removeTempDir(workDir);
   };
   try {
     await waitUntil(() => answersSubjects(url), {

@@ -1,6 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 
 /** A long-running child (a JVM) whose output goes to a log file and which we must stop again. */
 export interface ManagedProcess {
@@ -28,6 +39,20 @@ export interface ProcessSpec {
 
 const DEFAULT_GRACE_MS = 20_000;
 const live = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
+
+/** A fresh temp dir (broker data, scratch files) that is deleted even if we never stop(). */
+export function makeTempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.add(dir);
+  installHooks();
+  return dir;
+}
+
+export function removeTempDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  tempDirs.delete(dir);
+}
 
 /**
  * Starts a child in its own process group (`detached`), so that stop() can signal the whole
@@ -169,6 +194,20 @@ export function logTail(logFile: string | undefined, lines = 30): string {
   return `\n--- last lines of ${logFile} ---\n${tail}`;
 }
 
+/** Deletes `*.log` files in `dir` last written more than `maxAgeMs` ago. */
+export function pruneLogs(dir: string, maxAgeMs: number): void {
+  if (!existsSync(dir)) return;
+  const cutoff = Date.now() - maxAgeMs;
+  for (const name of readdirSync(dir)) {
+    const file = join(dir, name);
+    try {
+      if (name.endsWith('.log') && statSync(file).mtimeMs < cutoff) rmSync(file, { force: true });
+    } catch {
+      // removed meanwhile by another run pruning the same directory
+    }
+  }
+}
+
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
@@ -192,7 +231,7 @@ let hooksInstalled = false;
 /**
  * Last-resort cleanup so an interrupted run does not leave JVMs holding ports and memory:
  * on exit or a terminating signal, SIGKILL every group still running (they are throwaway
- * test services with temp data; stop() is the graceful path). Then the signal goes on as if
+ * test services with temp data; stop() is the graceful path) and delete their temp dirs. Then the signal goes on as if
  * this hook were not there: other handlers (Jest's, standalone.ts's) decide, and with none
  * left the signal is re-raised so the process dies of it.
  */
@@ -202,6 +241,8 @@ function installHooks(): void {
   const killAll = (): void => {
     for (const child of live) if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
     live.clear();
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+    tempDirs.clear();
   };
   process.once('exit', killAll);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {

@@ -76,6 +76,12 @@ export class Metrics implements ProcessorObserver {
     const info = new Gauge({ name: `${P}build_info`, help: 'Build information (value 1).', labelNames: ['version', 'engine_version', 'node_version'], registers });
     info.set({ version: PACKAGE_VERSION, engine_version: ENGINE_VERSION, node_version: process.version }, 1);
     collectDefaultMetrics({ register: registry });
+    // prom-client also exports these counts as gauges named `*_total`, which breaks Prometheus
+    // naming (promtool: non-counter metrics should not have "_total" suffix); the same values
+    // stay available as nodejs_active_handles, nodejs_active_requests, nodejs_active_resources.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+      registry.removeSingleMetric(name);
+    }
   }
 
   event(type: string, notes: readonly Note[]): void {

@@ -1,0 +1,359 @@
+/**
+ * Fault-injection helpers (DESIGN §8): the processor as a killable child process, waiting for
+ * the group to have committed every input offset, draining the output topics read_committed,
+ * the exactly-once check against the offline audit, and an HTTP proxy in front of the schema
+ * registry that can be switched off.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { closeSync, openSync } from 'node:fs';
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Config } from '../../../src/config/config';
+import { ENV_NAMES } from '../../../src/config/config';
+import type { ContextEvent } from '../../../src/engine/events';
+import type { AuditLineRecord } from '../../../src/audit/replay';
+import { decodeOutput, kafka, offline, verdictMap, type Consumed } from '../pipeline';
+
+export const REPO_ROOT = resolve(__dirname, '../../..');
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** A free TCP port on the loopback (closed again before it is returned). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+/** Polls `check` until it holds; throws after `timeoutMs` naming `what`. */
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 250,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+export async function httpStatus(port: number, path: string): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+    signal: AbortSignal.timeout(3_000),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** `node bin/compaction-guard.js run` with the config as env vars, output to a log file. */
+export interface Child {
+  proc: ChildProcess;
+  httpPort: number;
+  exited: Promise<number | null>;
+}
+
+export async function spawnProcessor(
+  c: Config,
+  logFile: string,
+  extraEnv: Record<string, string> = {},
+): Promise<Child> {
+  const httpPort = await freePort();
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    [ENV_NAMES.brokers]: c.brokers.join(','),
+    [ENV_NAMES.registryUrl]: c.registryUrl ?? '',
+    [ENV_NAMES.groupId]: c.groupId,
+    [ENV_NAMES.inputTopic]: c.inputTopic,
+    [ENV_NAMES.verdictTopic]: c.verdictTopic,
+    [ENV_NAMES.spillTopic]: c.spillTopic,
+    [ENV_NAMES.auditTopic]: c.auditTopic,
+    [ENV_NAMES.dlqTopic]: c.dlqTopic,
+    [ENV_NAMES.changelogTopic]: c.changelogTopic,
+    [ENV_NAMES.partitions]: String(c.partitions),
+    [ENV_NAMES.sessionTimeoutMs]: String(c.sessionTimeoutMs),
+    [ENV_NAMES.transactionTimeoutMs]: String(c.transactionTimeoutMs),
+    [ENV_NAMES.httpHost]: '127.0.0.1',
+    [ENV_NAMES.httpPort]: String(httpPort),
+    [ENV_NAMES.logLevel]: 'warn',
+    ...extraEnv,
+  };
+  const fd = openSync(logFile, 'a');
+  const proc = spawn(process.execPath, [join(REPO_ROOT, 'bin/compaction-guard.js'), 'run'], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', fd, fd],
+  });
+  closeSync(fd);
+  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  return { proc, httpPort, exited };
+}
+
+/** SIGKILL: no shutdown hook runs, the open transaction (if any) is left to the broker. */
+export async function killHard(child: Child): Promise<void> {
+  if (child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill('SIGKILL');
+  await Promise.race([child.exited, sleep(10_000)]);
+}
+
+export function faultLogFile(name: string): string {
+  return join(tmpdir(), `cg-faults-${name}-${randomUUID().slice(0, 8)}.log`);
+}
+
+/** Until the group's committed offset of every input partition is the partition's end. */
+export async function waitAllCommitted(c: Config, timeoutMs: number): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await waitFor(
+      `group ${c.groupId} to commit the end of ${c.inputTopic}`,
+      async () => {
+        const ends = await admin.fetchTopicOffsets(c.inputTopic);
+        const [committed] = await admin.fetchOffsets({
+          groupId: c.groupId,
+          topics: [c.inputTopic],
+        });
+        return ends.every(
+          (e) => committed?.partitions.find((p) => p.partition === e.partition)?.offset === e.high,
+        );
+      },
+      timeoutMs,
+      500,
+    );
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * Reads `topics` read_committed from the beginning until at least `min` records arrived, at
+ * least three fetches went out after joining (so an empty topic was really looked at), and
+ * then nothing more came for `idleMs` (so duplicates beyond the expected count are seen too);
+ * or until `timeoutMs`.
+ */
+export async function drain(
+  topics: string[],
+  min: number,
+  idleMs: number,
+  timeoutMs: number,
+): Promise<Consumed[]> {
+  const consumer = kafka.consumer({
+    groupId: `drain-${randomUUID()}`,
+    readUncommitted: false,
+    maxWaitTimeInMs: 500,
+  });
+  const records: Consumed[] = [];
+  await consumer.connect();
+  try {
+    for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
+    let last = Date.now();
+    let fetches = 0;
+    consumer.on(consumer.events.FETCH, () => {
+      fetches++;
+    });
+    await consumer.run({
+      eachMessage: async ({ topic, message }) => {
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = String(v);
+        records.push({
+          topic,
+          key: message.key?.toString() ?? null,
+          value: message.value,
+          headers,
+        });
+        last = Date.now();
+      },
+    });
+    const deadline = Date.now() + timeoutMs;
+    const done = () => records.length >= min && fetches >= 3 && Date.now() - last >= idleMs;
+    while (Date.now() < deadline && !done()) await sleep(200);
+  } finally {
+    await consumer.disconnect();
+  }
+  return records;
+}
+
+export interface ExactlyOnce {
+  records: number;
+  verdicts: number;
+  spills: number;
+  audits: number;
+  lost: number;
+  duplicated: number;
+  /** The records decoded (for further checks), without those `extra` set aside. */
+  decoded: AuditLineRecord[];
+  expected: AuditLineRecord[];
+  /** Records the caller expects on top of the offline audit of `events`. */
+  extra: AuditLineRecord[];
+}
+
+const verdictKey = (r: { sessionId: string; inputSeq: number; requestId: string }) =>
+  `${r.sessionId}/${r.inputSeq}/${r.requestId}`;
+
+function keyOf(r: AuditLineRecord): string | null {
+  if (r.record === 'verdict') return `verdict ${verdictKey(r)}`;
+  if (r.record === 'spill-request') return `spill ${r.spillRequestId}`;
+  if (r.record === 'audit') return `audit ${JSON.stringify(r)}`;
+  return null;
+}
+
+/**
+ * Everything the processor wrote for `events`, read_committed, against the offline audit of
+ * the same events: per record kind, what is expected and missing (lost) or seen more than
+ * once (duplicated). Audit records are compared whole (they carry no processing time).
+ */
+export async function exactlyOnce(
+  c: Config,
+  events: readonly ContextEvent[],
+  timeoutMs: number,
+  isExtra: (r: AuditLineRecord) => boolean = () => false,
+): Promise<ExactlyOnce> {
+  const expected = offline(events).filter((r) => r.record !== 'dead-letter');
+  const got = await drain(
+    [c.verdictTopic, c.spillTopic, c.auditTopic],
+    expected.length,
+    3_000,
+    timeoutMs,
+  );
+  const all = got.map((r) => decodeOutput(c, r));
+  const extra = all.filter(isExtra);
+  const decoded = all.filter((r) => !isExtra(r));
+  const want = new Map<string, number>();
+  for (const r of expected) {
+    const k = keyOf(r);
+    if (k !== null) want.set(k, (want.get(k) ?? 0) + 1);
+  }
+  const seen = new Map<string, number>();
+  for (const r of decoded) {
+    const k = keyOf(r);
+    if (k !== null) seen.set(k, (seen.get(k) ?? 0) + 1);
+  }
+  let lost = 0;
+  let duplicated = 0;
+  for (const [k, n] of want) lost += Math.max(0, n - (seen.get(k) ?? 0));
+  for (const [k, n] of seen) duplicated += Math.max(0, n - (want.get(k) ?? 0));
+  return {
+    records: decoded.length,
+    verdicts: decoded.filter((r) => r.record === 'verdict').length,
+    spills: decoded.filter((r) => r.record === 'spill-request').length,
+    audits: decoded.filter((r) => r.record === 'audit').length,
+    lost,
+    duplicated,
+    decoded,
+    expected,
+    extra,
+  };
+}
+
+/** The assertions of DESIGN §8 on an `exactlyOnce` result. */
+export function expectExactlyOnce(r: ExactlyOnce): void {
+  expect({ lost: r.lost, duplicated: r.duplicated }).toEqual({ lost: 0, duplicated: 0 });
+  expect(r.verdicts).toBe(r.expected.filter((x) => x.record === 'verdict').length);
+  expect(r.spills).toBe(r.expected.filter((x) => x.record === 'spill-request').length);
+  expect(r.audits).toBe(r.expected.filter((x) => x.record === 'audit').length);
+  expect(verdictMap(r.decoded)).toEqual(verdictMap(r.expected));
+  // One spill request per REFUSE/SPILL verdict, with the id DESIGN §6 derives from it.
+  const spillIds = r.decoded.flatMap((x) =>
+    x.record === 'spill-request' ? [x.spillRequestId] : [],
+  );
+  const spillVerdicts = r.decoded.flatMap((x) =>
+    x.record === 'verdict' && x.decision === 'REFUSE' && x.action === 'SPILL'
+      ? [x.spillRequestId]
+      : [],
+  );
+  expect([...spillIds].sort()).toEqual([...spillVerdicts].sort());
+}
+
+/** Figures for the README, printed once per scenario. */
+export function report(name: string, figures: Record<string, unknown>): void {
+  process.stderr.write(`[faults] ${name}: ${JSON.stringify(figures)}\n`);
+}
+
+export type ProxyMode = 'up' | '503' | 'refused';
+
+/** An HTTP proxy to the registry that can answer 503 or refuse connections for a while. */
+export interface RegistryProxy {
+  url: string;
+  requests: { forwarded: number; failed: number };
+  set(mode: ProxyMode): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startRegistryProxy(target: string): Promise<RegistryProxy> {
+  const t = new URL(target);
+  let mode: ProxyMode = 'up';
+  const requests = { forwarded: 0, failed: 0 };
+  const sockets = new Set<Socket>();
+  const handler = (req: IncomingMessage, res: import('node:http').ServerResponse) => {
+    if (mode !== 'up') {
+      requests.failed++;
+      res.writeHead(503, { 'Content-Type': 'application/json' });
+      res.end(
+        JSON.stringify({ error_code: 50301, message: 'registry proxy switched off by the test' }),
+      );
+      return;
+    }
+    requests.forwarded++;
+    const upstream = request(
+      {
+        host: t.hostname,
+        port: t.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: t.host },
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      res.writeHead(502);
+      res.end();
+    });
+    req.pipe(upstream);
+  };
+  let server: Server = createServer(handler);
+  const port = await freePort();
+  const listen = async (s: Server) => {
+    s.on('connection', (sock: Socket) => {
+      sockets.add(sock);
+      sock.on('close', () => sockets.delete(sock));
+    });
+    await new Promise<void>((r, j) => {
+      s.once('error', j);
+      s.listen(port, '127.0.0.1', () => r());
+    });
+  };
+  const shut = async (s: Server) => {
+    for (const sock of sockets) sock.destroy();
+    await new Promise<void>((r) => s.close(() => r()));
+  };
+  await listen(server);
+  let listening = true;
+  return {
+    url: `http://127.0.0.1:${port}${t.pathname.replace(/\/+$/, '')}`,
+    requests,
+    async set(next: ProxyMode) {
+      mode = next;
+      if (next === 'refused' && listening) {
+        await shut(server);
+        listening = false;
+      } else if (next !== 'refused' && !listening) {
+        server = createServer(handler);
+        await listen(server);
+        listening = true;
+      }
+    },
+    async close() {
+      if (listening) await shut(server);
+      listening = false;
+    },
+  };
+}

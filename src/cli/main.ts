@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { openInput, runAudit } from './audit';
 import { ENGINE_VERSION } from '../engine/version';
-import { DEFAULTS, ENV_NAMES, ConfigError, kebab } from '../config/config';
+import { DEFAULTS, ENV_NAMES, ConfigError, SECRET_KEYS, kebab } from '../config/config';
 import { runCommand } from './run';
 import { simulate } from './simulate';
 
@@ -10,14 +10,19 @@ export function buildProgram(): Command {
   const program = new Command();
   program
     .name('compaction-guard')
-    .description('Refuses auto-compaction when a session\'s recovery floor cannot be proven.')
+    .description("Refuses auto-compaction when a session's recovery floor cannot be proven.")
     .version(ENGINE_VERSION);
 
   program
     .command('audit')
-    .description('Replay context-change events from a JSON-lines file through the engine (DESIGN §7).')
+    .description(
+      'Replay context-change events from a JSON-lines file through the engine (DESIGN §7).',
+    )
     .argument('<file>', 'JSON-lines file of events, or - for standard input')
-    .option('--json', 'one JSON object per line: verdict, spill-request, audit or dead-letter records')
+    .option(
+      '--json',
+      'one JSON object per line: verdict, spill-request, audit or dead-letter records',
+    )
     .addHelpText(
       'after',
       '\nExit status: 0 when the file was read (refusals are results, not errors); 2 when it cannot be opened.',
@@ -27,7 +32,9 @@ export function buildProgram(): Command {
       try {
         input = await openInput(file, process.stdin);
       } catch (e) {
-        process.stderr.write(`compaction-guard audit: cannot open ${file}: ${(e as Error).message}\n`);
+        process.stderr.write(
+          `compaction-guard audit: cannot open ${file}: ${(e as Error).message}\n`,
+        );
         process.exitCode = 2;
         return;
       }
@@ -41,8 +48,17 @@ export function buildProgram(): Command {
     );
   for (const key of Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]) {
     const d = DEFAULTS[key];
-    const shown = Array.isArray(d) ? d.join(',') || '(embedded local Kafka)' : d === null ? '(embedded)' : String(d);
-    run.option(`--${kebab(key)} <value>`, `env ${ENV_NAMES[key]} (default: ${shown})`);
+    const shown = Array.isArray(d)
+      ? d.join(',') || '(embedded local Kafka)'
+      : d === null
+        ? key === 'registryUrl'
+          ? '(embedded)'
+          : '(unset)'
+        : String(d);
+    const env = SECRET_KEYS.includes(key)
+      ? `env ${ENV_NAMES[key]} or ${ENV_NAMES[key]}_FILE`
+      : `env ${ENV_NAMES[key]}`;
+    run.option(`--${kebab(key)} <value>`, `${env} (default: ${shown})`);
   }
   run.action(async (opts: Record<string, string | undefined>) => {
     try {
@@ -58,7 +74,9 @@ export function buildProgram(): Command {
   });
   program
     .command('simulate')
-    .description('Produce a deterministic simulated fleet of agent sessions to the input topic (demos, tests, benchmarks).')
+    .description(
+      'Produce a deterministic simulated fleet of agent sessions to the input topic (demos, tests, benchmarks).',
+    )
     .option('--brokers <list>', 'env KAFKA_BROKERS (required)')
     .option('--registry-url <url>', 'env SCHEMA_REGISTRY_URL (required for --format avro)')
     .option('--input-topic <topic>', 'env CG_INPUT_TOPIC (default: agent.context-changes)')
@@ -67,17 +85,27 @@ export function buildProgram(): Command {
     .option('--seed <n>', 'PRNG seed: the same seed gives the same events', '1')
     .option('--rate <n>', 'events per second', '2000')
     .option('--faulty-share <x>', 'share of orchestrators that truncate before compacting', '0.1')
-    .option('--no-spill-ack', 'faulty orchestrators do not answer spill requests with SpillCompleted')
+    .option(
+      '--no-spill-ack',
+      'faulty orchestrators do not answer spill requests with SpillCompleted',
+    )
     .option('--format <fmt>', 'avro (registry wire format) or json', 'avro')
     .action(async (opts: Record<string, string | boolean | undefined>) => {
       const num = (k: string) => {
         const n = Number(opts[k]);
-        if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`--${kebab(k)}: expected a positive number, got ${JSON.stringify(opts[k])}`);
+        if (!Number.isFinite(n) || n <= 0)
+          throw new ConfigError(
+            `--${kebab(k)}: expected a positive number, got ${JSON.stringify(opts[k])}`,
+          );
         return n;
       };
       const format = opts.format === 'json' ? 'json' : 'avro';
       await simulate(
-        { brokers: opts.brokers as string | undefined, registryUrl: opts.registryUrl as string | undefined, inputTopic: opts.inputTopic as string | undefined },
+        {
+          brokers: opts.brokers as string | undefined,
+          registryUrl: opts.registryUrl as string | undefined,
+          inputTopic: opts.inputTopic as string | undefined,
+        },
         {
           sessions: num('sessions'),
           events: num('events'),

@@ -1,7 +1,7 @@
 /** `compaction-guard run`: the stream processor, with embedded local services when no brokers are set. */
-import pino from 'pino';
 import { type Config, loadConfig, requireRegistry } from '../config/config';
-import { kafkaClient } from '../kafka/client';
+import { createLogger, redactConfig } from '../config/redact';
+import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import { Processor } from '../kafka/processor';
 import { RegistryCodec } from '../registry/codec';
 import { provideServices, type Services } from '../services';
@@ -22,24 +22,49 @@ export interface Running {
 }
 
 /** Starts the processor; with no KAFKA_BROKERS, first starts a local Kafka + registry. */
-export async function startProcessor(config: Config, log = pino({ level: config.logLevel })): Promise<Running> {
+export async function startProcessor(
+  config: Config,
+  log = createLogger(config.logLevel),
+): Promise<Running> {
+  log.info({ config: redactConfig(config) }, 'configuration');
   let services: Services | null = null;
   if (config.brokers.length === 0) {
     log.info('no KAFKA_BROKERS set: starting an embedded local Kafka and schema registry');
     services = await provideServices();
     config = { ...config, brokers: services.brokers, registryUrl: services.registryUrl };
-    log.info({ brokers: services.brokers, registryUrl: services.registryUrl, mode: services.mode }, 'local services ready');
+    log.info(
+      { brokers: services.brokers, registryUrl: services.registryUrl, mode: services.mode },
+      'local services ready',
+    );
   }
-  const kafka = kafkaClient(config.brokers, config.clientId, log);
-  const codec = RegistryCodec.connect(config.registryUrl!, config);
+  const kafka = kafkaClient(config.brokers, config.clientId, log, config);
+  try {
+    // Wrong credentials or an untrusted broker certificate: a clear error now, not retries.
+    await checkKafkaSecurity(kafka, config.brokers, config);
+  } catch (e) {
+    await services?.stop();
+    throw e;
+  }
+  const codec = RegistryCodec.fromConfig(config);
   const registry = new Registry();
   const recent = new RecentVerdicts();
   let processor: Processor | null = null;
   const metrics = new Metrics(registry, () => processor?.sessionCount() ?? 0);
-  processor = new Processor({ kafka, codec, config, log, observer: combineObservers(metrics, recent) });
+  processor = new Processor({
+    kafka,
+    codec,
+    config,
+    log,
+    observer: combineObservers(metrics, recent),
+  });
   // The HTTP server comes up first: /healthz answers and /readyz says "not yet" during start-up.
   const server: Server = createHttpServer(
-    { host: config.httpHost, port: config.httpPort, sessionsEnabled: config.httpSessions, sessionsToken: config.httpSessionsToken },
+    {
+      host: config.httpHost,
+      port: config.httpPort,
+      sessionsEnabled: config.httpSessions,
+      sessionsToken: config.httpSessionsToken,
+    },
     { registry, processor, recent },
   );
   const httpPort = await listen(server, config.httpHost, config.httpPort);
@@ -52,6 +77,7 @@ export async function startProcessor(config: Config, log = pino({ level: config.
     (stopping ??= (async () => {
       await running.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      codec.close();
       await services?.stop();
     })());
   return { processor: running, config, metrics, httpPort, stop };
@@ -60,7 +86,7 @@ export async function startProcessor(config: Config, log = pino({ level: config.
 export async function runCommand(flags: Record<string, string | undefined>): Promise<void> {
   const config = loadConfig(process.env, flags);
   requireRegistry(config);
-  const log = pino({ level: config.logLevel });
+  const log = createLogger(config.logLevel);
   const running = await startProcessor(config, log);
   const shutdown = (signal: string) => {
     log.info({ signal }, 'shutting down');

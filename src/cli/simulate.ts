@@ -1,7 +1,7 @@
 /** `compaction-guard simulate`: a deterministic fleet of orchestrators producing to the input topic. */
-import pino from 'pino';
 import type { Message } from 'kafkajs';
 import { loadConfig } from '../config/config';
+import { createLogger } from '../config/redact';
 import { kafkaClient } from '../kafka/client';
 import { RegistryCodec } from '../registry/codec';
 import { generateFleet } from '../sim';
@@ -18,17 +18,33 @@ export interface SimulateOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function simulate(flags: Record<string, string | undefined>, o: SimulateOptions): Promise<number> {
+export async function simulate(
+  flags: Record<string, string | undefined>,
+  o: SimulateOptions,
+): Promise<number> {
   const config = loadConfig(process.env, flags);
-  const log = pino({ level: config.logLevel });
-  if (config.brokers.length === 0) throw new Error('simulate needs KAFKA_BROKERS (--brokers): it produces to an existing cluster');
-  const kafka = kafkaClient(config.brokers, `${config.clientId}-simulator`, log);
-  if (o.format === 'avro' && config.registryUrl === null) throw new Error('simulate --format avro needs SCHEMA_REGISTRY_URL (--registry-url)');
-  const codec = o.format === 'avro' ? RegistryCodec.connect(config.registryUrl!, config) : null;
+  const log = createLogger(config.logLevel);
+  if (config.brokers.length === 0)
+    throw new Error('simulate needs KAFKA_BROKERS (--brokers): it produces to an existing cluster');
+  const kafka = kafkaClient(config.brokers, `${config.clientId}-simulator`, log, config);
+  if (o.format === 'avro' && config.registryUrl === null)
+    throw new Error('simulate --format avro needs SCHEMA_REGISTRY_URL (--registry-url)');
+  const codec = o.format === 'avro' ? RegistryCodec.fromConfig(config) : null;
   await codec?.registerAll();
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+  const producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+  });
   await producer.connect();
-  const fleet = generateFleet({ sessions: o.sessions, events: o.events, seed: o.seed, faultyShare: o.faultyShare, spillAck: o.spillAck, startTime: Date.now() });
+  const fleet = generateFleet({
+    sessions: o.sessions,
+    events: o.events,
+    seed: o.seed,
+    faultyShare: o.faultyShare,
+    spillAck: o.spillAck,
+    startTime: Date.now(),
+  });
   const chunk = Math.max(1, Math.min(500, Math.ceil(o.rate / 10)));
   const started = Date.now();
   let sent = 0;
@@ -41,7 +57,10 @@ export async function simulate(flags: Record<string, string | undefined>, o: Sim
       while (messages.length < chunk) {
         const r = fleet.next();
         if (r.done) break;
-        messages.push({ key: r.value.sessionId, value: codec ? codec.encodeEvent(r.value) : JSON.stringify(r.value) });
+        messages.push({
+          key: r.value.sessionId,
+          value: codec ? codec.encodeEvent(r.value) : JSON.stringify(r.value),
+        });
       }
       if (messages.length === 0) break;
       await producer.send({ topic: config.inputTopic, acks: -1, messages });
@@ -53,6 +72,9 @@ export async function simulate(flags: Record<string, string | undefined>, o: Sim
   } finally {
     await producer.disconnect();
   }
-  log.info({ sent, seconds: (Date.now() - started) / 1000, topic: config.inputTopic }, 'simulation done');
+  log.info(
+    { sent, seconds: (Date.now() - started) / 1000, topic: config.inputTopic },
+    'simulation done',
+  );
   return sent;
 }

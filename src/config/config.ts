@@ -2,9 +2,17 @@
  * Processor configuration: defaults in one place, read from env vars and CLI flags, validated
  * once at start-up. A bad value fails start-up with the variable's name and what was expected.
  */
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { DEFAULT_GRACE_MS } from '../engine/fleet';
 
 export type InputFormat = 'auto' | 'avro' | 'json';
+export type SaslMechanism = 'none' | 'plain' | 'scram-sha-256' | 'scram-sha-512';
+const SASL_MECHANISMS: readonly SaslMechanism[] = [
+  'none',
+  'plain',
+  'scram-sha-256',
+  'scram-sha-512',
+];
 
 export interface Config {
   /** Empty: start an embedded local Kafka + registry (`npm start` on a fresh clone). */
@@ -37,6 +45,22 @@ export interface Config {
   httpSessions: boolean;
   /** When set, /sessions requires `Authorization: Bearer <token>`. */
   httpSessionsToken: string | null;
+  /** SASL towards Kafka; anything but `none` needs a username and a password. */
+  kafkaSaslMechanism: SaslMechanism;
+  kafkaSaslUsername: string | null;
+  /** Secret: redacted in logs (see src/config/redact.ts). Also read from CG_KAFKA_SASL_PASSWORD_FILE. */
+  kafkaSaslPassword: string | null;
+  /** TLS towards Kafka (SSL or SASL_SSL listeners). */
+  kafkaSsl: boolean;
+  /** PEM file of the CA(s) that signed the brokers' certificates; null: the system's CAs. */
+  kafkaSslCa: string | null;
+  kafkaSslRejectUnauthorized: boolean;
+  /** Basic auth towards the schema registry. */
+  registryUsername: string | null;
+  /** Secret: redacted in logs. Also read from CG_REGISTRY_PASSWORD_FILE. */
+  registryPassword: string | null;
+  /** PEM file of the CA(s) for an https registry; null: the system's CAs. */
+  registryCa: string | null;
 }
 
 export const DEFAULTS: Config = {
@@ -65,6 +89,15 @@ export const DEFAULTS: Config = {
   httpPort: 9464,
   httpSessions: true,
   httpSessionsToken: null,
+  kafkaSaslMechanism: 'none',
+  kafkaSaslUsername: null,
+  kafkaSaslPassword: null,
+  kafkaSsl: false,
+  kafkaSslCa: null,
+  kafkaSslRejectUnauthorized: true,
+  registryUsername: null,
+  registryPassword: null,
+  registryCa: null,
 };
 
 /** Env var for each setting (flags use the kebab-case key, e.g. `--group-id`). */
@@ -93,7 +126,23 @@ export const ENV_NAMES: Readonly<Record<keyof Config, string>> = {
   httpPort: 'CG_HTTP_PORT',
   httpSessions: 'CG_HTTP_SESSIONS',
   httpSessionsToken: 'CG_HTTP_SESSIONS_TOKEN',
+  kafkaSaslMechanism: 'CG_KAFKA_SASL_MECHANISM',
+  kafkaSaslUsername: 'CG_KAFKA_SASL_USERNAME',
+  kafkaSaslPassword: 'CG_KAFKA_SASL_PASSWORD',
+  kafkaSsl: 'CG_KAFKA_SSL',
+  kafkaSslCa: 'CG_KAFKA_SSL_CA',
+  kafkaSslRejectUnauthorized: 'CG_KAFKA_SSL_REJECT_UNAUTHORIZED',
+  registryUsername: 'CG_REGISTRY_USERNAME',
+  registryPassword: 'CG_REGISTRY_PASSWORD',
+  registryCa: 'CG_REGISTRY_CA',
 };
+
+/** Settings that are secrets: never logged, and also readable from a file via `<ENV>_FILE`. */
+export const SECRET_KEYS: readonly (keyof Config)[] = [
+  'kafkaSaslPassword',
+  'registryPassword',
+  'httpSessionsToken',
+];
 
 export class ConfigError extends Error {
   readonly code = 'CONFIG_INVALID';
@@ -101,10 +150,61 @@ export class ConfigError extends Error {
 
 type Source = Partial<Record<keyof Config, string | undefined>>;
 
+function flagName(key: keyof Config): string {
+  return `${ENV_NAMES[key]} (--${kebab(key)})`;
+}
+
+function bool(key: keyof Config, v: string): boolean {
+  if (v !== 'true' && v !== 'false')
+    throw new ConfigError(`${flagName(key)}: expected true or false, got ${JSON.stringify(v)}`);
+  return v === 'true';
+}
+
+/** A PEM file that exists, is readable and holds at least one certificate. */
+function pemFile(key: keyof Config, path: string): string {
+  try {
+    accessSync(path, constants.R_OK);
+  } catch (e) {
+    throw new ConfigError(
+      `${flagName(key)}: cannot read the CA file ${JSON.stringify(path)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
+  }
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError(
+      `${flagName(key)}: cannot read the CA file ${JSON.stringify(path)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new ConfigError(
+      `${flagName(key)}: ${JSON.stringify(path)} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`,
+    );
+  }
+  return path;
+}
+
+/** `<ENV>_FILE` for a secret: the file's content without the trailing newline. */
+function secretFromFile(key: keyof Config, env: NodeJS.ProcessEnv): string | undefined {
+  const name = `${ENV_NAMES[key]}_FILE`;
+  const path = env[name];
+  if (path === undefined || path.trim() === '') return undefined;
+  try {
+    return readFileSync(path.trim(), 'utf8').replace(/\r?\n$/, '');
+  } catch (e) {
+    throw new ConfigError(
+      `${name}: cannot read ${JSON.stringify(path.trim())}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
+  }
+}
+
 function positiveInt(key: keyof Config, raw: string, min = 1): number {
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n < min) {
-    throw new ConfigError(`${ENV_NAMES[key]} (--${kebab(key)}): expected an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
+    throw new ConfigError(
+      `${ENV_NAMES[key]} (--${kebab(key)}): expected an integer ≥ ${min}, got ${JSON.stringify(raw)}`,
+    );
   }
   return n;
 }
@@ -119,28 +219,48 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 export function loadConfig(env: NodeJS.ProcessEnv, flags: Source = {}): Config {
   const raw: Source = {};
   for (const key of Object.keys(DEFAULTS) as (keyof Config)[]) {
-    const v = flags[key] ?? env[ENV_NAMES[key]];
-    if (v !== undefined && v.trim() !== '') raw[key] = v.trim();
+    const v =
+      flags[key] ??
+      env[ENV_NAMES[key]] ??
+      (SECRET_KEYS.includes(key) ? secretFromFile(key, env) : undefined);
+    if (v === undefined || v.trim() === '') continue;
+    // Secrets keep their exact bytes (a password may end in a space); everything else is trimmed.
+    raw[key] = SECRET_KEYS.includes(key) ? v : v.trim();
   }
   const c: Config = { ...DEFAULTS };
   for (const [k, v] of Object.entries(raw) as [keyof Config, string][]) {
     switch (k) {
       case 'brokers':
-        c.brokers = v.split(',').map((b) => b.trim()).filter(Boolean);
+        c.brokers = v
+          .split(',')
+          .map((b) => b.trim())
+          .filter(Boolean);
         for (const b of c.brokers) {
-          if (!/^[^\s:]+:\d+$/.test(b)) throw new ConfigError(`KAFKA_BROKERS (--brokers): expected host:port[,host:port], got ${JSON.stringify(b)}`);
+          if (!/^[^\s:]+:\d+$/.test(b))
+            throw new ConfigError(
+              `KAFKA_BROKERS (--brokers): expected host:port[,host:port], got ${JSON.stringify(b)}`,
+            );
         }
         break;
       case 'registryUrl':
-        if (!/^https?:\/\/\S+$/.test(v)) throw new ConfigError(`SCHEMA_REGISTRY_URL (--registry-url): expected an http(s) URL, got ${JSON.stringify(v)}`);
+        if (!/^https?:\/\/\S+$/.test(v))
+          throw new ConfigError(
+            `SCHEMA_REGISTRY_URL (--registry-url): expected an http(s) URL, got ${JSON.stringify(v)}`,
+          );
         c.registryUrl = v.replace(/\/+$/, '');
         break;
       case 'inputFormat':
-        if (v !== 'auto' && v !== 'avro' && v !== 'json') throw new ConfigError(`CG_INPUT_FORMAT (--input-format): expected auto, avro or json, got ${JSON.stringify(v)}`);
+        if (v !== 'auto' && v !== 'avro' && v !== 'json')
+          throw new ConfigError(
+            `CG_INPUT_FORMAT (--input-format): expected auto, avro or json, got ${JSON.stringify(v)}`,
+          );
         c.inputFormat = v;
         break;
       case 'logLevel':
-        if (!LOG_LEVELS.includes(v)) throw new ConfigError(`CG_LOG_LEVEL (--log-level): expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(v)}`);
+        if (!LOG_LEVELS.includes(v))
+          throw new ConfigError(
+            `CG_LOG_LEVEL (--log-level): expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(v)}`,
+          );
         c.logLevel = v;
         break;
       case 'partitions':
@@ -155,20 +275,84 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Source = {}): Config {
       case 'sweepDelayMs':
       case 'httpPort':
         c[k] = positiveInt(k, v, 0);
-        if (k === 'httpPort' && c.httpPort > 65535) throw new ConfigError(`CG_HTTP_PORT (--http-port): expected 0..65535, got ${v}`);
+        if (k === 'httpPort' && c.httpPort > 65535)
+          throw new ConfigError(`CG_HTTP_PORT (--http-port): expected 0..65535, got ${v}`);
         break;
       case 'httpSessions':
-        if (v !== 'true' && v !== 'false') throw new ConfigError(`CG_HTTP_SESSIONS (--http-sessions): expected true or false, got ${JSON.stringify(v)}`);
+        if (v !== 'true' && v !== 'false')
+          throw new ConfigError(
+            `CG_HTTP_SESSIONS (--http-sessions): expected true or false, got ${JSON.stringify(v)}`,
+          );
         c.httpSessions = v === 'true';
         break;
       case 'httpSessionsToken':
         c.httpSessionsToken = v;
         break;
+      case 'kafkaSaslMechanism': {
+        const m = v.toLowerCase() as SaslMechanism;
+        if (!SASL_MECHANISMS.includes(m))
+          throw new ConfigError(
+            `${flagName(k)}: expected one of ${SASL_MECHANISMS.join(', ')}, got ${JSON.stringify(v)}`,
+          );
+        c.kafkaSaslMechanism = m;
+        break;
+      }
+      case 'kafkaSsl':
+      case 'kafkaSslRejectUnauthorized':
+        c[k] = bool(k, v);
+        break;
+      case 'kafkaSslCa':
+      case 'registryCa':
+        c[k] = pemFile(k, v);
+        break;
+      case 'kafkaSaslUsername':
+      case 'kafkaSaslPassword':
+      case 'registryUsername':
+      case 'registryPassword':
+        c[k] = v;
+        break;
       default:
         c[k] = v;
     }
   }
+  validateSecurity(c, raw);
   return c;
+}
+
+/** Combinations that cannot work are start-up errors, not surprises at the first connection. */
+function validateSecurity(c: Config, raw: Source): void {
+  if (c.kafkaSaslMechanism !== 'none') {
+    const missing = (['kafkaSaslUsername', 'kafkaSaslPassword'] as const).filter(
+      (k) => c[k] === null,
+    );
+    if (missing.length > 0) {
+      throw new ConfigError(
+        `${flagName('kafkaSaslMechanism')}=${c.kafkaSaslMechanism} needs ${missing.map((k) => `${ENV_NAMES[k]}${k === 'kafkaSaslPassword' ? ' (or _FILE)' : ''}`).join(' and ')}`,
+      );
+    }
+  } else if (c.kafkaSaslUsername !== null || c.kafkaSaslPassword !== null) {
+    throw new ConfigError(
+      `${flagName('kafkaSaslUsername')} / CG_KAFKA_SASL_PASSWORD are set but ${flagName('kafkaSaslMechanism')} is none: set the mechanism (plain, scram-sha-256 or scram-sha-512)`,
+    );
+  }
+  if (c.kafkaSslCa !== null) {
+    // A CA file only makes sense with TLS: it turns TLS on unless TLS was explicitly switched off.
+    if (raw.kafkaSsl === 'false')
+      throw new ConfigError(
+        `${flagName('kafkaSslCa')} is set but ${flagName('kafkaSsl')} is false`,
+      );
+    c.kafkaSsl = true;
+  }
+  if ((c.registryUsername === null) !== (c.registryPassword === null)) {
+    throw new ConfigError(
+      `registry basic auth needs both ${ENV_NAMES.registryUsername} and ${ENV_NAMES.registryPassword} (or _FILE)`,
+    );
+  }
+  if (c.registryCa !== null && c.registryUrl !== null && !c.registryUrl.startsWith('https://')) {
+    throw new ConfigError(
+      `${flagName('registryCa')} is set but ${flagName('registryUrl')} is not https: ${c.registryUrl}`,
+    );
+  }
 }
 
 /** The processor writes Avro: with an external cluster it needs that cluster's registry. */

@@ -6,6 +6,9 @@
  * batch is retried), never a dead letter; an unknown or foreign schema id is a dead letter.
  */
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Type } from 'avsc';
 import type { ContextEvent } from '../engine/events';
 import type { AuditRecord, SpillRequest, Verdict } from '../engine/outputs';
@@ -23,6 +26,11 @@ export class RegistryUnavailableError extends Error {
   readonly code = 'REGISTRY_UNAVAILABLE';
 }
 
+/** 401/403 from the registry: retrying does not help, the credentials are wrong. */
+export class RegistryAuthError extends Error {
+  readonly code = 'REGISTRY_AUTH_FAILED';
+}
+
 export interface SubjectTopics {
   inputTopic: string;
   verdictTopic: string;
@@ -37,24 +45,109 @@ export interface BasicAuth {
   password: string;
 }
 
+export interface RegistryTls {
+  /** PEM file of the CA(s) for an https registry. */
+  caFile: string | null;
+}
+
+interface HttpResult {
+  status: number;
+  text: string;
+}
+
+/**
+ * One registry REST call over node:http(s), so that the same https.Agent (with the configured
+ * CA) serves it and @kafkajs/confluent-schema-registry's calls. (Node's fetch, undici, takes no
+ * https.Agent; a global undici dispatcher would change every other fetch in the process.)
+ */
+function call(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body: string,
+  agent?: HttpsAgent,
+): Promise<HttpResult> {
+  const u = new URL(url);
+  const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(
+      u,
+      {
+        method,
+        headers: { ...headers, 'Content-Length': Buffer.byteLength(body) },
+        ...(agent && u.protocol === 'https:' ? { agent } : {}),
+        timeout: 15_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () =>
+      req.destroy(new Error(`${method} ${u.origin}${u.pathname}: no answer in 15 s`)),
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function authFailure(status: number, what: string, auth?: BasicAuth): RegistryAuthError {
+  return new RegistryAuthError(
+    `${what}: HTTP ${status} from the schema registry (${auth ? `basic auth as ${JSON.stringify(auth.username)} rejected` : 'no credentials configured'}) ` +
+      '- check CG_REGISTRY_USERNAME and CG_REGISTRY_PASSWORD',
+  );
+}
+
 /**
  * Registers a top-level union schema (the event schema: one record per event type, the
  * Confluent "several event types in one topic" pattern) through the registry's REST API:
  * @kafkajs/confluent-schema-registry's `register` refuses schemas without a name.
  */
-async function registerUnion(url: string, subject: string, schema: string, auth?: BasicAuth): Promise<number> {
-  const headers: Record<string, string> = { 'Content-Type': 'application/vnd.schemaregistry.v1+json' };
-  if (auth) headers.Authorization = `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
+async function registerUnion(
+  url: string,
+  subject: string,
+  schema: string,
+  auth?: BasicAuth,
+  agent?: HttpsAgent,
+): Promise<number> {
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/vnd.schemaregistry.v1+json',
+  };
+  if (auth)
+    headers.Authorization = `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
   const base = `${url}/subjects/${encodeURIComponent(subject)}`;
-  const config = await fetch(`${url}/config/${encodeURIComponent(subject)}`, {
-    method: 'PUT',
+  const config = await call(
+    `${url}/config/${encodeURIComponent(subject)}`,
+    'PUT',
     headers,
-    body: JSON.stringify({ compatibility: 'BACKWARD' }),
-  });
-  if (!config.ok) throw new Error(`PUT config: HTTP ${config.status} ${await config.text()}`);
-  const res = await fetch(`${base}/versions`, { method: 'POST', headers, body: JSON.stringify({ schema, schemaType: 'AVRO' }) });
-  const body = (await res.json().catch(() => ({}))) as { id?: number; message?: string };
-  if (!res.ok || typeof body.id !== 'number') throw new Error(`POST versions: HTTP ${res.status} ${body.message ?? ''}`);
+    JSON.stringify({ compatibility: 'BACKWARD' }),
+    agent,
+  );
+  if (config.status === 401 || config.status === 403)
+    throw authFailure(config.status, 'PUT config', auth);
+  if (config.status < 200 || config.status >= 300)
+    throw new Error(`PUT config: HTTP ${config.status} ${config.text}`);
+  const res = await call(
+    `${base}/versions`,
+    'POST',
+    headers,
+    JSON.stringify({ schema, schemaType: 'AVRO' }),
+    agent,
+  );
+  if (res.status === 401 || res.status === 403)
+    throw authFailure(res.status, 'POST versions', auth);
+  let body: { id?: number; message?: string } = {};
+  try {
+    body = JSON.parse(res.text) as typeof body;
+  } catch {
+    // not JSON: reported below with the status
+  }
+  if (res.status < 200 || res.status >= 300 || typeof body.id !== 'number')
+    throw new Error(`POST versions: HTTP ${res.status} ${body.message ?? ''}`);
   return body.id;
 }
 
@@ -80,22 +173,65 @@ export class RegistryCodec {
     private readonly topics: SubjectTopics,
     private readonly url: string,
     private readonly auth?: BasicAuth,
+    private readonly agent?: HttpsAgent,
   ) {}
 
-  static connect(url: string, topics: SubjectTopics, auth?: BasicAuth): RegistryCodec {
+  /** `tls.caFile`: trust that CA for an https registry (both for our calls and the library's). */
+  static connect(
+    url: string,
+    topics: SubjectTopics,
+    auth?: BasicAuth,
+    tls?: RegistryTls,
+  ): RegistryCodec {
+    const agent =
+      tls?.caFile != null && url.startsWith('https://')
+        ? new HttpsAgent({ keepAlive: true, ca: readFileSync(tls.caFile, 'utf8') })
+        : undefined;
     const registry = new SchemaRegistry(
-      { host: url, auth: auth as never, retry: { retries: 2 } },
+      { host: url, auth: auth as never, retry: { retries: 2 }, ...(agent ? { agent } : {}) },
       { [SchemaType.AVRO]: { wrapUnions: true } },
     );
-    return new RegistryCodec(registry, topics, url, auth);
+    return new RegistryCodec(registry, topics, url, auth, agent);
+  }
+
+  /** The registry settings of a Config (basic auth when both username and password are set). */
+  static fromConfig(
+    c: SubjectTopics & {
+      registryUrl: string | null;
+      registryUsername: string | null;
+      registryPassword: string | null;
+      registryCa: string | null;
+    },
+  ): RegistryCodec {
+    if (c.registryUrl === null) throw new Error('SCHEMA_REGISTRY_URL is not set');
+    const auth =
+      c.registryUsername !== null && c.registryPassword !== null
+        ? { username: c.registryUsername, password: c.registryPassword }
+        : undefined;
+    return RegistryCodec.connect(c.registryUrl, c, auth, { caFile: c.registryCa });
+  }
+
+  /** Closes kept-alive registry connections (tests, shutdown). */
+  close(): void {
+    this.agent?.destroy();
   }
 
   /** Registers the four schemas (idempotent: an identical schema keeps its id). */
   async registerAll(): Promise<void> {
     const eventSubject = `${this.topics.inputTopic}-value`;
     try {
-      this.ids.set(eventSubject, await registerUnion(this.url, eventSubject, rawSchemas.contextChangeEvent, this.auth));
+      this.ids.set(
+        eventSubject,
+        await registerUnion(
+          this.url,
+          eventSubject,
+          rawSchemas.contextChangeEvent,
+          this.auth,
+          this.agent,
+        ),
+      );
     } catch (e) {
+      if (e instanceof RegistryAuthError) throw e;
       throw new RegistryUnavailableError(`registering ${eventSubject}: ${(e as Error).message}`);
     }
     const subjects: [string, string][] = [
@@ -112,6 +248,9 @@ export class RegistryCodec {
         this.ids.set(subject, id);
       } catch (e) {
         if (isNotFound(e)) throw e;
+        const status = (e as { status?: number }).status;
+        if (status === 401 || status === 403)
+          throw authFailure(status, `registering ${subject}`, this.auth);
         throw new RegistryUnavailableError(`registering ${subject}: ${(e as Error).message}`);
       }
     }
@@ -119,7 +258,8 @@ export class RegistryCodec {
 
   private idFor(topic: string): number {
     const id = this.ids.get(`${topic}-value`);
-    if (id === undefined) throw new Error(`schema for ${topic} not registered: call registerAll() first`);
+    if (id === undefined)
+      throw new Error(`schema for ${topic} not registered: call registerAll() first`);
     return id;
   }
 
@@ -148,7 +288,8 @@ export class RegistryCodec {
     try {
       schema = (await this.registry.getSchema(id)) as unknown as Type;
     } catch (e) {
-      if (!isNotFound(e)) throw new RegistryUnavailableError(`fetching schema ${id}: ${(e as Error).message}`);
+      if (!isNotFound(e))
+        throw new RegistryUnavailableError(`fetching schema ${id}: ${(e as Error).message}`);
       const missing = new Error(`schema id ${id} is not in the registry`);
       this.writers.set(id, missing);
       return missing;
@@ -157,7 +298,9 @@ export class RegistryCodec {
     try {
       result = parseEventSchema(JSON.stringify(schema.schema())).union;
     } catch (e) {
-      result = new Error(`schema id ${id} is not a context-change event schema: ${(e as Error).message}`);
+      result = new Error(
+        `schema id ${id} is not a context-change event schema: ${(e as Error).message}`,
+      );
     }
     this.writers.set(id, result);
     return result;
@@ -166,11 +309,18 @@ export class RegistryCodec {
   /** A wire-format Avro value; throws RegistryUnavailableError only when the registry is down. */
   async decodeEvent(buf: Buffer): Promise<DecodeResult> {
     if (buf.length < 5 || buf[0] !== MAGIC) {
-      return { ok: false, error: decodeError('AVRO_DECODE', 'not the Confluent wire format: expected magic byte 0 and a 4-byte schema id') };
+      return {
+        ok: false,
+        error: decodeError(
+          'AVRO_DECODE',
+          'not the Confluent wire format: expected magic byte 0 and a 4-byte schema id',
+        ),
+      };
     }
     const id = buf.readInt32BE(1);
     const writer = await this.writerType(id);
-    if (writer instanceof Error) return { ok: false, error: decodeError('AVRO_DECODE', writer.message) };
+    if (writer instanceof Error)
+      return { ok: false, error: decodeError('AVRO_DECODE', writer.message) };
     return decodeEventAvro(buf.subarray(5), writer);
   }
 }

@@ -21,10 +21,27 @@ export interface LocalKafkaOptions {
   startTimeoutMs: number;
   /** Off by default so tests and code must create the topics (and configs) they rely on. */
   autoCreateTopics?: boolean;
+  /**
+   * Extra listeners next to the PLAINTEXT one (which stays, and serves inter-broker traffic and
+   * the readiness check), e.g. a SASL_SSL listener for security tests. Each gets a free port.
+   */
+  extraListeners?: ExtraListener[];
+  /** Extra server.properties lines (e.g. `listener.name.secure.ssl.keystore.location=...`). */
+  extraProperties?: string[];
+  /** Extra `StorageTool format` arguments, e.g. `['--add-scram', 'SCRAM-SHA-512=[name=a,password=b]']`. */
+  formatArgs?: string[];
+}
+
+export interface ExtraListener {
+  /** Listener name, upper case (e.g. `SECURE`); its properties are `listener.name.<lower case>.*`. */
+  name: string;
+  protocol: 'SSL' | 'SASL_SSL' | 'SASL_PLAINTEXT';
 }
 
 export interface LocalKafka {
   brokers: string[];
+  /** host:port of each extra listener, by name. */
+  listeners: Record<string, string>;
   logFile: string;
   stop(): Promise<void>;
 }
@@ -33,11 +50,22 @@ export interface LocalKafka {
 export async function startLocalKafka(opts: LocalKafkaOptions): Promise<LocalKafka> {
   const libs = await fetchKafkaLibs(opts.cacheDir, opts.version);
   const { java } = findJava(17); // Kafka 4.x brokers require Java 17+
-  const [port, controllerPort] = (await freePorts(2)) as [number, number];
+  const extra = opts.extraListeners ?? [];
+  const [port, controllerPort, ...extraPorts] = (await freePorts(2 + extra.length)) as [
+    number,
+    number,
+    ...number[],
+  ];
+  const listeners = Object.fromEntries(
+    extra.map((l, i) => [l.name, `${LOOPBACK}:${extraPorts[i]}`]),
+  );
   const workDir = makeTempDir('cg-kafka-');
   const logFile = join(opts.cacheDir, 'logs', `kafka-${port}.log`);
   const config = join(workDir, 'server.properties');
-  writeFileSync(config, serverProperties(port, controllerPort, join(workDir, 'data'), opts));
+  writeFileSync(
+    config,
+    serverProperties(port, controllerPort, join(workDir, 'data'), opts, listeners),
+  );
   const log4j = join(workDir, 'log4j2.properties');
   writeFileSync(log4j, LOG4J2_PROPERTIES);
   const classpath = ['-cp', `${libs}/*`, `-Dlog4j2.configurationFile=${log4j}`];
@@ -61,6 +89,7 @@ export async function startLocalKafka(opts: LocalKafkaOptions): Promise<LocalKaf
       clusterId(),
       '--config',
       config,
+      ...(opts.formatArgs ?? []),
     ],
     output: { logFile },
     timeoutMs: opts.startTimeoutMs,
@@ -96,7 +125,7 @@ export async function startLocalKafka(opts: LocalKafkaOptions): Promise<LocalKaf
     throw err;
   }
   process.stderr.write(`[services] Kafka ready in ${seconds(started)} s\n`);
-  return { brokers, logFile, stop };
+  return { brokers, listeners, logFile, stop };
 }
 
 /**
@@ -145,16 +174,20 @@ function serverProperties(
   controllerPort: number,
   dataDir: string,
   opts: LocalKafkaOptions,
+  extraAddresses: Record<string, string> = {},
 ): string {
+  const extra = opts.extraListeners ?? [];
+  const extraListeners = extra.map((l) => `,${l.name}://${extraAddresses[l.name]}`).join('');
+  const extraProtocols = extra.map((l) => `,${l.name}:${l.protocol}`).join('');
   return [
     'process.roles=broker,controller',
     'node.id=1',
     `controller.quorum.voters=1@${LOOPBACK}:${controllerPort}`,
-    `listeners=PLAINTEXT://${LOOPBACK}:${port},CONTROLLER://${LOOPBACK}:${controllerPort}`,
-    `advertised.listeners=PLAINTEXT://${LOOPBACK}:${port}`,
+    `listeners=PLAINTEXT://${LOOPBACK}:${port},CONTROLLER://${LOOPBACK}:${controllerPort}${extraListeners}`,
+    `advertised.listeners=PLAINTEXT://${LOOPBACK}:${port}${extraListeners}`,
     'controller.listener.names=CONTROLLER',
     'inter.broker.listener.name=PLAINTEXT',
-    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    `listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT${extraProtocols}`,
     `log.dirs=${dataDir}`,
     'num.partitions=1',
     'offsets.topic.replication.factor=1',
@@ -167,6 +200,7 @@ function serverProperties(
     'min.insync.replicas=1',
     'group.initial.rebalance.delay.ms=0',
     `auto.create.topics.enable=${opts.autoCreateTopics === true}`,
+    ...(opts.extraProperties ?? []),
     '',
   ].join('\n');
 }

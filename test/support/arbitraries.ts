@@ -147,7 +147,7 @@ export const wellBehavedSession: fc.Arbitrary<WellBehavedSession> = fc
     coverage: coverageArb,
     spill: spillArb,
     k: fc.integer({ min: 0, max: 4 }),
-    cmds: fc.array(wellBehavedCmd, { minLength: 5, maxLength: 60 }),
+    cmds: fc.array(wellBehavedCmd, { minLength: 5, maxLength: 60, size: 'max' }),
   })
   .map(({ unit, coverage, spill, k, cmds }) =>
     buildWellBehaved(unit, coverage, spanFor(unit, k), spill, cmds),
@@ -233,7 +233,7 @@ export const conformanceSession: fc.Arbitrary<ConformanceSession> = fc
     coverage: coverageArb,
     spill: spillArb,
     k: fc.integer({ min: 1, max: 4 }),
-    cmds: fc.array(conformanceCmd, { minLength: 5, maxLength: 50 }),
+    cmds: fc.array(conformanceCmd, { minLength: 5, maxLength: 50, size: 'max' }),
   })
   .map(({ unit, sameTruncator, which, coverage, spill, k, cmds }) => {
     const f = spanFor(unit, k);
@@ -314,90 +314,133 @@ type ChaosCmd =
   | { k: 'redeliver'; idx: number }
   | { k: 'conflict'; idx: number };
 
+/** Mostly the latest request (the pending spill), sometimes an older one. */
+const echoArb = fc.integer({ min: 0, max: 5 }).map((n) => Math.max(0, n - 2));
+
 const rare = fc.integer({ min: 0, max: 5 }).map((n) => n === 0);
 
-const chaosCmd: fc.Arbitrary<ChaosCmd> = fc.oneof(
-  {
-    weight: 1,
-    arbitrary: fc.record({
-      k: fc.constant('open' as const),
-      unit: unitArb,
-      mismatch: rare,
-      span: fc.integer({ min: 0, max: 4 }),
-      coverage: coverageArb,
-      spill: spillArb,
-      hot: fc.boolean(),
-    }),
-  },
-  {
-    weight: 10,
-    arbitrary: fc.record({
-      k: fc.constant('turn' as const),
-      tokens: fc.integer({ min: 1, max: 20 }),
-      messages: fc.integer({ min: 1, max: 3 }),
-      pinned: fc.integer({ min: 0, max: 3 }).map((n) => n === 0),
-      jump: fc.integer({ min: 0, max: 30 }),
-    }),
-  },
-  {
-    weight: 3,
-    arbitrary: fc.record({
-      k: fc.constant('truncate' as const),
-      other: rare,
-      x: nat,
-      y: nat,
-      reason: fc.constantFrom<TruncationReason>('BUDGET_ENFORCEMENT', 'MANUAL', 'SUMMARY_EVICTED'),
-    }),
-  },
-  {
-    weight: 5,
-    arbitrary: fc.record({
-      k: fc.constant('request' as const),
-      other: rare,
-      x: nat,
-      y: nat,
-      z: nat,
-      reuse: fc.integer({ min: 0, max: 3 }),
-    }),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      k: fc.constant('commit' as const),
-      echo: fc.boolean(),
-      x: nat,
-      y: nat,
-      z: nat,
-    }),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      k: fc.constant('spill' as const),
-      echo: fc.nat(3),
-      other: rare,
-      x: nat,
-      y: nat,
-    }),
-  },
-  { weight: 1, arbitrary: fc.record({ k: fc.constant('spillFailed' as const), echo: fc.nat(3) }) },
-  {
-    weight: 1,
-    arbitrary: fc.record({ k: fc.constant('ack' as const), other: rare, x: nat, y: nat }),
-  },
-  { weight: 1, arbitrary: fc.record({ k: fc.constant('close' as const), wait: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.constant({ k: 'wait' as const }) },
-  {
-    weight: 1,
-    arbitrary: fc.record({ k: fc.constant('malformed' as const), nullTime: fc.boolean() }),
-  },
-  {
-    weight: 1,
-    arbitrary: fc.record({ k: fc.constant('skip' as const), n: fc.integer({ min: 1, max: 3 }) }),
-  },
-  { weight: 1, arbitrary: fc.record({ k: fc.constant('redeliver' as const), idx: nat }) },
-  { weight: 1, arbitrary: fc.record({ k: fc.constant('conflict' as const), idx: nat }) },
-);
+const openCmd = fc.record({
+  k: fc.constant('open' as const),
+  unit: unitArb,
+  mismatch: rare,
+  span: fc.integer({ min: 0, max: 4 }),
+  coverage: coverageArb,
+  spill: spillArb,
+  hot: fc.boolean(),
+});
+
+const CHAOS_ARBS: { [K in ChaosCmd['k']]: fc.Arbitrary<Extract<ChaosCmd, { k: K }>> } = {
+  open: openCmd,
+  turn: fc.record({
+    k: fc.constant('turn' as const),
+    tokens: fc.integer({ min: 1, max: 20 }),
+    messages: fc.integer({ min: 1, max: 3 }),
+    pinned: fc.integer({ min: 0, max: 3 }).map((n) => n === 0),
+    jump: fc.integer({ min: 0, max: 30 }),
+  }),
+  truncate: fc.record({
+    k: fc.constant('truncate' as const),
+    other: rare,
+    x: nat,
+    y: nat,
+    reason: fc.constantFrom<TruncationReason>('BUDGET_ENFORCEMENT', 'MANUAL', 'SUMMARY_EVICTED'),
+  }),
+  request: fc.record({
+    k: fc.constant('request' as const),
+    other: rare,
+    x: nat,
+    y: nat,
+    z: nat,
+    reuse: fc.integer({ min: 0, max: 3 }),
+  }),
+  commit: fc.record({
+    k: fc.constant('commit' as const),
+    echo: fc.boolean(),
+    x: nat,
+    y: nat,
+    z: nat,
+  }),
+  spill: fc.record({
+    k: fc.constant('spill' as const),
+    echo: echoArb,
+    other: rare,
+    x: nat,
+    y: nat,
+  }),
+  spillFailed: fc.record({ k: fc.constant('spillFailed' as const), echo: echoArb }),
+  ack: fc.record({ k: fc.constant('ack' as const), other: rare, x: nat, y: nat }),
+  close: fc.record({ k: fc.constant('close' as const), wait: fc.boolean() }),
+  wait: fc.constant({ k: 'wait' as const }),
+  malformed: fc.record({ k: fc.constant('malformed' as const), nullTime: fc.boolean() }),
+  skip: fc.record({ k: fc.constant('skip' as const), n: fc.integer({ min: 1, max: 3 }) }),
+  redeliver: fc.record({ k: fc.constant('redeliver' as const), idx: nat }),
+  conflict: fc.record({ k: fc.constant('conflict' as const), idx: nat }),
+};
+
+type Weights = { [K in ChaosCmd['k']]: number };
+
+/** Everything, turns most often. */
+const CHAOS_WEIGHTS: Weights = {
+  open: 1,
+  turn: 10,
+  truncate: 3,
+  request: 5,
+  commit: 2,
+  spill: 2,
+  spillFailed: 1,
+  ack: 1,
+  close: 1,
+  wait: 1,
+  malformed: 1,
+  skip: 1,
+  redeliver: 1,
+  conflict: 1,
+};
+
+/** The ways out of a refusal: spills, failures, acknowledgements, commits; few gaps. */
+const HEALING_WEIGHTS: Weights = {
+  open: 0,
+  turn: 8,
+  truncate: 3,
+  request: 6,
+  commit: 3,
+  spill: 4,
+  spillFailed: 2,
+  ack: 3,
+  close: 0,
+  wait: 0,
+  malformed: 0,
+  skip: 1,
+  redeliver: 0,
+  conflict: 0,
+};
+
+/** Many requests reusing a few ids, redeliveries: the verdict store and the seq window. */
+const MEMORY_WEIGHTS: Weights = {
+  open: 0,
+  turn: 4,
+  truncate: 1,
+  request: 8,
+  commit: 2,
+  spill: 1,
+  spillFailed: 0,
+  ack: 0,
+  close: 0,
+  wait: 0,
+  malformed: 1,
+  skip: 0,
+  redeliver: 3,
+  conflict: 1,
+};
+
+function chaosCmdArb(w: Weights): fc.Arbitrary<ChaosCmd> {
+  const kinds = Object.keys(w) as ChaosCmd['k'][];
+  return fc.oneof(
+    ...kinds
+      .filter((k) => w[k] > 0)
+      .map((k) => ({ weight: w[k], arbitrary: CHAOS_ARBS[k] as fc.Arbitrary<ChaosCmd> })),
+  );
+}
 
 const TWO_HOURS = 2 * 60 * 60 * 1000;
 
@@ -470,8 +513,15 @@ export function buildChaos(sessionId: string, cmds: readonly ChaosCmd[]): Engine
           sIn = c.y % (t + 3);
           eIn = Math.max(0, sIn + (c.z % (h + 4)) - (c.x % 2 === 0 ? sIn + 1 : 0));
         }
-        const reused = c.reuse === 0 && requests.length > 0;
-        const id = reused ? requests[c.x % requests.length]!.id : `r${n++}`;
+        const old = requests[c.x % Math.max(1, requests.length)];
+        if (c.reuse === 1 && old) {
+          // The same request again: answered from the store unless the state changed.
+          b.request(old.id, old.unit, old.sIn, old.eIn, old.t);
+          requests.push({ ...old, seq: b.last.seq });
+          emitted();
+          break;
+        }
+        const id = c.reuse === 0 && old ? old.id : `r${n++}`;
         b.request(id, u, sIn, eIn, t);
         requests.push({ id, seq: b.last.seq, unit: u, sIn, eIn, t });
         emitted();
@@ -495,7 +545,8 @@ export function buildChaos(sessionId: string, cmds: readonly ChaosCmd[]): Engine
         const id = r ? `${sessionId}:${r.id}:${r.seq}` : 'none';
         const u = c.other ? otherUnit(unit, c.x) : unit;
         const lo = c.x % 3 === 0 ? 0 : pos(c.x, u);
-        b.spilled(id, u, lo, lo + (c.y % (heads.in(u) + 3)));
+        const len = c.y % 5 === 0 ? 0 : c.y % (heads.in(u) + 3);
+        b.spilled(id, u, lo, lo + len);
         emitted();
         break;
       }
@@ -508,7 +559,8 @@ export function buildChaos(sessionId: string, cmds: readonly ChaosCmd[]): Engine
       case 'ack': {
         const u = c.other ? otherUnit(unit, c.x) : unit;
         const lo = c.x % 3 === 0 ? 0 : pos(c.x, u);
-        b.acknowledge(u, lo, lo + (c.y % (heads.in(u) + 6)));
+        const len = c.y % 5 === 0 ? 0 : c.y % (heads.in(u) + 6);
+        b.acknowledge(u, lo, lo + len);
         emitted();
         break;
       }
@@ -555,22 +607,36 @@ export function buildChaos(sessionId: string, cmds: readonly ChaosCmd[]): Engine
 }
 
 export const chaosStream: fc.Arbitrary<EngineInput[]> = fc
-  .array(chaosCmd, { minLength: 1, maxLength: 70 })
+  .array(chaosCmdArb(CHAOS_WEIGHTS), { minLength: 1, maxLength: 70, size: 'max' })
   .map((cmds) => buildChaos('chaos', cmds))
   .filter((events) => events.length > 0);
 
-/** Chaos that starts with a SessionOpened most of the time, so known-session rules run. */
+/** Chaos that starts with a SessionOpened, so known-session rules run. */
 export const openedChaosStream: fc.Arbitrary<EngineInput[]> = fc
   .tuple(
-    fc.record({
-      k: fc.constant('open' as const),
-      unit: unitArb,
-      mismatch: rare,
-      span: fc.integer({ min: 0, max: 4 }),
-      coverage: coverageArb,
-      spill: spillArb,
-      hot: fc.boolean(),
-    }),
-    fc.array(chaosCmd, { minLength: 1, maxLength: 70 }),
+    openCmd,
+    fc.array(chaosCmdArb(CHAOS_WEIGHTS), { minLength: 1, maxLength: 70, size: 'max' }),
+  )
+  .map(([open, cmds]) => buildChaos('chaos', [open, ...cmds]));
+
+/** An opened session exercising spills, spill failures, acknowledgements and commits. */
+export const healingStream: fc.Arbitrary<EngineInput[]> = fc
+  .tuple(
+    openCmd,
+    fc.array(chaosCmdArb(HEALING_WEIGHTS), { minLength: 1, maxLength: 60, size: 'max' }),
+  )
+  .map(([open, cmds]) => buildChaos('chaos', [open, ...cmds]));
+
+/** An unknown session exercising spills, failures and acknowledgements per unit. */
+export const unknownHealingStream: fc.Arbitrary<EngineInput[]> = fc
+  .array(chaosCmdArb(HEALING_WEIGHTS), { minLength: 1, maxLength: 40, size: 'max' })
+  .map((cmds) => buildChaos('chaos', cmds))
+  .filter((events) => events.length > 0);
+
+/** A long opened session with many requests, reused requestIds and redeliveries. */
+export const memoryStream: fc.Arbitrary<EngineInput[]> = fc
+  .tuple(
+    openCmd,
+    fc.array(chaosCmdArb(MEMORY_WEIGHTS), { minLength: 30, maxLength: 140, size: 'max' }),
   )
   .map(([open, cmds]) => buildChaos('chaos', [open, ...cmds]));

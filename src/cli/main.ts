@@ -4,6 +4,8 @@ import { openInput, runAudit } from './audit';
 import { ENGINE_VERSION } from '../engine/version';
 import { DEFAULTS, ENV_NAMES, ConfigError, SECRET_KEYS, kebab } from '../config/config';
 import { runCommand } from './run';
+import { KafkaSecurityError } from '../kafka/client';
+import { RegistryAuthError } from '../registry/codec';
 import { simulate } from './simulate';
 
 export function buildProgram(): Command {
@@ -60,6 +62,11 @@ export function buildProgram(): Command {
       : `env ${ENV_NAMES[key]}`;
     run.option(`--${kebab(key)} <value>`, `${env} (default: ${shown})`);
   }
+  run.addHelpText(
+    'after',
+    '\nSecrets (*_PASSWORD, CG_HTTP_SESSIONS_TOKEN) can be read from a file named by <ENV>_FILE; they are never logged.' +
+      '\nExit status: 2 invalid configuration; 3 Kafka authentication or TLS failed, or the registry rejected the credentials.',
+  );
   run.action(async (opts: Record<string, string | undefined>) => {
     try {
       await runCommand(opts);
@@ -67,6 +74,12 @@ export function buildProgram(): Command {
       if (e instanceof ConfigError) {
         process.stderr.write(`compaction-guard run: invalid configuration: ${e.message}\n`);
         process.exitCode = 2;
+        return;
+      }
+      if (e instanceof KafkaSecurityError || e instanceof RegistryAuthError) {
+        // Wrong credentials or an untrusted certificate: retrying or a stack trace do not help.
+        process.stderr.write(`compaction-guard run: ${e.message}\n`);
+        process.exitCode = 3;
         return;
       }
       throw e;

@@ -40,7 +40,7 @@ export async function startProcessor(
   const kafka = kafkaClient(config.brokers, config.clientId, log, config);
   try {
     // Wrong credentials or an untrusted broker certificate: a clear error now, not retries.
-    await checkKafkaSecurity(kafka, config.brokers, config);
+    await checkKafkaSecurity(config.brokers, config.clientId, log, config);
   } catch (e) {
     await services?.stop();
     throw e;

@@ -59,6 +59,7 @@ export function kafkaClient(
   clientId: string,
   log: Logger,
   security?: KafkaSecurity,
+  retries = 8,
 ): Kafka {
   const kafkaLog = log.child({ component: 'kafkajs' });
   const ssl = security ? kafkaSsl(security) : undefined;
@@ -71,7 +72,7 @@ export function kafkaClient(
     connectionTimeout: CONNECTION_TIMEOUT_MS,
     authenticationTimeout: AUTHENTICATION_TIMEOUT_MS,
     logLevel: logLevel.WARN,
-    retry: { retries: 8, initialRetryTime: 200 },
+    retry: { retries, initialRetryTime: 200 },
     logCreator:
       () =>
       ({ level, log: entry }: LogEntry) => {
@@ -99,15 +100,17 @@ const TLS_FAILURE =
  * The first connection, made with no retries so that the two mistakes that retries cannot fix
  * fail start-up at once with a message that names the setting to check: wrong credentials
  * (kafkajs already treats them as non-retriable) and a broker certificate the CA does not
- * verify (kafkajs would retry that like any connection error, for about a minute). Any other
+ * verify (kafkajs would retry that like any connection error). Any other
  * failure (broker not up yet, ...) is left to the normal, retrying start-up.
  */
 export async function checkKafkaSecurity(
-  kafka: Kafka,
   brokers: string[],
+  clientId: string,
+  log: Logger,
   s: KafkaSecurity,
 ): Promise<void> {
-  const admin = kafka.admin({ retry: { retries: 0 } });
+  // A client of its own: kafkajs' broker pool retries connections with the client's settings.
+  const admin = kafkaClient(brokers, `${clientId}-preflight`, log, s, 0).admin();
   try {
     await admin.connect();
   } catch (e) {

@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import type { Kafka, Message } from 'kafkajs';
 import { DEFAULTS, type Config } from '../../src/config/config';
 import { createLogger } from '../../src/config/redact';
@@ -162,6 +163,20 @@ async function read(
   return records;
 }
 
+/** A logger at debug level whose lines are kept (to check that no secret is in them). */
+function capturingLogger(): { log: ReturnType<typeof createLogger>; text: () => string } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      lines.push(chunk.toString());
+      cb();
+    },
+  });
+  return { log: createLogger('debug', stream), text: () => lines.join('') };
+}
+
+const SECRETS = [KAFKA_PASSWORD, REGISTRY_PASSWORD, 'sessions-Token-42', 'wrong-password'];
+
 /** The rejection of `p` and how long it took. */
 async function failure(p: Promise<unknown>): Promise<{ error: Error; ms: number }> {
   const started = Date.now();
@@ -210,7 +225,8 @@ describe('Kafka over SASL_SSL (SCRAM-SHA-512)', () => {
     const c = secureConfig();
     const client = kafkaClient(c.brokers, 'cg-it-secure', log, c);
     const codec = RegistryCodec.fromConfig(c);
-    const running = await startProcessor(c, log);
+    const logged = capturingLogger();
+    const running = await startProcessor(c, logged.log);
     try {
       await codec.registerAll();
       const b = seedIncident('seed-sec');
@@ -246,7 +262,9 @@ describe('Kafka over SASL_SSL (SCRAM-SHA-512)', () => {
 
   it('a wrong password fails start-up fast with an authentication error', async () => {
     const c = secureConfig({ kafkaSaslPassword: 'wrong-password' });
-    const { error, ms } = await failure(startProcessor(c, log));
+    const logged = capturingLogger();
+    const { error, ms } = await failure(startProcessor(c, logged.log));
+    for (const secret of SECRETS) expect(logged.text()).not.toContain(secret);
     expect(error).toBeInstanceOf(KafkaSecurityError);
     expect(error.message).toMatch(/authentication failed/i);
     expect(error.message).toContain(KAFKA_USER);

@@ -1,7 +1,7 @@
 /** Readable reasons and diagnostics (DESIGN §6): every hole named, and for HALT why no spill helps. */
 import type { Unit } from './events';
 import type { Action, RuleCode } from './outputs';
-import { type IntervalSet, format, isEmpty, union, EMPTY } from './intervals';
+import { type IntervalSet, format, isEmpty } from './intervals';
 import type { Evaluation, FiredRule, RequestInput } from './decide';
 import type { SessionState } from './state';
 
@@ -43,10 +43,13 @@ export function diagnosticFor(
   haltCause: string | null,
   want: { unit: Unit; start: number; end: number },
 ): string {
-  const holes = e.fired.reduce<IntervalSet>((acc, f) => union(acc, f.holes), EMPTY);
-  const rules = e.fired.map((f) => f.code).join(', ');
-  const named = isEmpty(holes) ? 'no position range is named' : `holes at ${where(holes, unit)}`;
-  const head = `REFUSE (${action}): ${rules}; ${named}.`;
+  // Every fired rule with its own holes: "a readable sentence naming every hole" (DESIGN §6).
+  const rules = e.fired.map((f) => {
+    if (!isEmpty(f.holes)) return `${f.code} at ${where(f.holes, unit)}`;
+    if (!isEmpty(f.spillNeed)) return `${f.code} (${where(f.spillNeed, unit)} neither spilled nor acknowledged)`;
+    return f.code;
+  });
+  const head = `REFUSE (${action}): ${rules.join('; ')}.`;
   if (action === 'SPILL') {
     return `${head} Spill ${want.unit} [${want.start},${want.end}) losslessly, then retry the compaction.`;
   }

@@ -72,7 +72,7 @@ describe('readings of DESIGN text that allows more than one', () => {
     expect(verdictOf(play(b.events).last).basis).toBe('INVARIANT_HOLDS');
   });
 
-  it('"a readable sentence naming every hole": the diagnostic names the union of the holes', () => {
+  it('"a readable sentence naming every hole": the diagnostic names each fired rule with its own holes', () => {
     const b = new SessionBuilder(SID)
       .open(policyIn('TURNS', 2))
       .turn(1)
@@ -85,8 +85,8 @@ describe('readings of DESIGN text that allows more than one', () => {
       { code: 'EVICTED_PINNED', holes: [[1, 2]] },
       { code: 'EVICTED_UNCOVERED', holes: [[0, 3]] },
     ]);
-    expect(v.diagnostic).toContain('[0,3)');
-    expect(v.diagnostic).not.toContain('[1,2)');
+    expect(v.diagnostic).toContain('EVICTED_PINNED at TURNS [1,2)');
+    expect(v.diagnostic).toContain('EVICTED_UNCOVERED at TURNS [0,3)');
     expect(v.reasons[0]!.message).toContain('[1,2)');
   });
 

@@ -224,8 +224,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Source = {}): Config {
       env[ENV_NAMES[key]] ??
       (SECRET_KEYS.includes(key) ? secretFromFile(key, env) : undefined);
     if (v === undefined || v.trim() === '') continue;
-    // Secrets keep their exact bytes (a password may end in a space); everything else is trimmed.
-    raw[key] = SECRET_KEYS.includes(key) ? v : v.trim();
+    // Passwords keep their exact bytes (one may end in a space); everything else is trimmed.
+    raw[key] = key === 'kafkaSaslPassword' || key === 'registryPassword' ? v : v.trim();
   }
   const c: Config = { ...DEFAULTS };
   for (const [k, v] of Object.entries(raw) as [keyof Config, string][]) {

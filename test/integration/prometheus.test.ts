@@ -113,10 +113,18 @@ describe('Prometheus on the live processor', () => {
 
   afterAll(async () => {
     if (prometheus && prometheus.exitCode === null) {
-      const exited = new Promise((r) => prometheus!.once('exit', r));
-      prometheus.kill('SIGTERM');
-      await Promise.race([exited, sleep(10_000)]);
-      if (prometheus.exitCode === null) prometheus.kill('SIGKILL');
+      const child = prometheus;
+      let timer: NodeJS.Timeout | undefined;
+      const exited = new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          resolve();
+        }, 10_000);
+      });
+      child.kill('SIGTERM');
+      await exited;
+      clearTimeout(timer);
     }
     await running?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });

@@ -11,7 +11,8 @@ import { decodeEventLine, type DecodeResult } from '../schema/decodeEvent';
 import type { DecodeErrorCode } from '../schema/errors';
 
 /** Why a record went to the DLQ: the decoder's codes plus the Kafka-level ones. */
-export type DeadLetterCode = DecodeErrorCode | 'EMPTY_VALUE' | 'KEY_MISMATCH' | 'NOT_UTF8';
+export const KAFKA_DEAD_LETTER_CODES = ['EMPTY_VALUE', 'KEY_MISMATCH', 'NOT_UTF8'] as const;
+export type DeadLetterCode = DecodeErrorCode | (typeof KAFKA_DEAD_LETTER_CODES)[number];
 
 export type DecodedRecord =
   | { ok: true; input: EngineInput }

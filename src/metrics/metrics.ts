@@ -6,10 +6,40 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Note, Output } from '../engine/collector';
 import { ENGINE_VERSION } from '../engine/version';
-import type { DeadLetterCode } from '../kafka/records';
+import { KAFKA_DEAD_LETTER_CODES, type DeadLetterCode } from '../kafka/records';
+import { DECODE_ERROR_CODES } from '../schema/errors';
+import type { AuditCode, AuditKind, RuleCode } from '../engine/outputs';
 import type { ProcessorObserver } from '../kafka/partition';
 
 const P = 'compaction_guard_';
+
+const RULE_CODES: readonly RuleCode[] = [
+  'UNKNOWN_SESSION',
+  'EVENT_GAP',
+  'UNIT_MISMATCH',
+  'INVALID_REQUEST',
+  'FLOOR_NOT_IN_INPUT',
+  'TRUNCATION_IN_FLOOR',
+  'SEAM_HOLE',
+  'TAIL_BELOW_FLOOR',
+  'EVICTED_PINNED',
+  'EVICTED_UNCOVERED',
+];
+
+/** DESIGN §6: which codes are advisories and which violations. */
+const AUDIT_CODES: readonly [AuditKind, AuditCode][] = [
+  ['ADVISORY', 'TRIGGER_NOT_BELOW_CEILING'],
+  ['ADVISORY', 'UNIT_MISMATCH'],
+  ['ADVISORY', 'LOSS_ACKNOWLEDGED'],
+  ['ADVISORY', 'PINNED_EVICTED'],
+  ['ADVISORY', 'CONTENT_EVICTED'],
+  ['VIOLATION', 'COMMITTED_WITHOUT_APPROVAL'],
+  ['VIOLATION', 'APPROVAL_STALE_AT_COMMIT'],
+  ['VIOLATION', 'UNPLACEABLE_RANGE'],
+  ['VIOLATION', 'REQUEST_ID_REUSED'],
+  ['VIOLATION', 'SEQ_CONFLICT'],
+  ['VIOLATION', 'SPILL_INCOMPLETE'],
+];
 
 export const PACKAGE_VERSION = '0.1.0';
 
@@ -75,6 +105,7 @@ export class Metrics implements ProcessorObserver {
     this.ready = new Gauge({ name: `${P}ready`, help: '1 when the group is joined and all assigned state restored.', registers });
     const info = new Gauge({ name: `${P}build_info`, help: 'Build information (value 1).', labelNames: ['version', 'engine_version', 'node_version'], registers });
     info.set({ version: PACKAGE_VERSION, engine_version: ENGINE_VERSION, node_version: process.version }, 1);
+    this.initializeSeries();
     collectDefaultMetrics({ register: registry });
     // prom-client also exports these counts as gauges named `*_total`, which breaks Prometheus
     // naming (promtool: non-counter metrics should not have "_total" suffix); the same values
@@ -82,6 +113,20 @@ export class Metrics implements ProcessorObserver {
     for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
       registry.removeSingleMetric(name);
     }
+  }
+
+  /**
+   * Every label value of the closed code sets starts at 0, so the first refusal, dead letter or
+   * violation is an increase Prometheus can see (a series born at 1 has no increase).
+   */
+  private initializeSeries(): void {
+    for (const [decision, action] of [['APPROVE', 'NONE'], ['REFUSE', 'SPILL'], ['REFUSE', 'HALT']]) {
+      this.verdicts.inc({ decision, action }, 0);
+    }
+    for (const code of RULE_CODES) this.refusalReasons.inc({ code }, 0);
+    for (const [kind, code] of AUDIT_CODES) this.auditRecords.inc({ kind, code }, 0);
+    for (const code of [...DECODE_ERROR_CODES, ...KAFKA_DEAD_LETTER_CODES]) this.deadLetters.inc({ code }, 0);
+    for (const outcome of ['committed', 'aborted']) this.transactions.inc({ outcome }, 0);
   }
 
   event(type: string, notes: readonly Note[]): void {

@@ -43,6 +43,17 @@ describe('metrics', () => {
     expect(await b.metrics()).toContain('compaction_guard_halts_total 0');
   });
 
+  it('closed code sets start at 0, so the first dead letter or violation is a visible increase', async () => {
+    const registry = new Registry();
+    new Metrics(registry);
+    const text = await registry.metrics();
+    expect(text).toContain('compaction_guard_dead_letters_total{code="NOT_JSON"} 0');
+    expect(text).toContain('compaction_guard_dead_letters_total{code="KEY_MISMATCH"} 0');
+    expect(text).toContain('compaction_guard_audit_records_total{kind="VIOLATION",code="COMMITTED_WITHOUT_APPROVAL"} 0');
+    expect(text).toContain('compaction_guard_refusal_reasons_total{code="EVICTED_UNCOVERED"} 0');
+    expect(text).toContain('compaction_guard_verdicts_total{decision="REFUSE",action="HALT"} 0');
+  });
+
   it('the exposition passes `promtool check metrics` with no complaint', async () => {
     const registry = new Registry();
     feed(new Metrics(registry));

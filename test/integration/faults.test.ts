@@ -80,6 +80,9 @@ describe('DESIGN §8 under faults', () => {
       child = await spawnProcessor(c, log);
       await waitAllCommitted(c, 180_000);
       const r = await exactlyOnce(c, events, 90_000);
+      // Evidence that kills hit open transactions: what read_uncommitted sees on top.
+      const outputs = [c.verdictTopic, c.spillTopic, c.auditTopic];
+      const uncommitted = await drain(outputs, r.records, 2_000, 60_000, true);
       report('hard kills', {
         cycles: CYCLES,
         killedWhileReady: kills.filter((k) => k.ready).length,
@@ -90,6 +93,7 @@ describe('DESIGN §8 under faults', () => {
         audit: r.audits,
         lost: r.lost,
         duplicated: r.duplicated,
+        abortedOutputRecords: uncommitted.length - r.records,
         seconds: Math.round((Date.now() - started) / 1000),
         log,
       });

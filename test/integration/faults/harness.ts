@@ -135,17 +135,18 @@ export async function waitAllCommitted(c: Config, timeoutMs: number): Promise<vo
  * Reads `topics` read_committed from the beginning until at least `min` records arrived, at
  * least three fetches went out after joining (so an empty topic was really looked at), and
  * then nothing more came for `idleMs` (so duplicates beyond the expected count are seen too);
- * or until `timeoutMs`.
+ * or until `timeoutMs`. read_committed unless `readUncommitted` (to see aborted writes too).
  */
 export async function drain(
   topics: string[],
   min: number,
   idleMs: number,
   timeoutMs: number,
+  readUncommitted = false,
 ): Promise<Consumed[]> {
   const consumer = kafka.consumer({
     groupId: `drain-${randomUUID()}`,
-    readUncommitted: false,
+    readUncommitted,
     maxWaitTimeInMs: 500,
   });
   const records: Consumed[] = [];

@@ -2,6 +2,7 @@
 import { Fleet } from '../../src/engine';
 import type { AuditRecord, CompactionRequested, ContextEvent, Verdict } from '../../src/engine';
 import { decodeEventJson } from '../../src/schema/decodeEvent';
+import { assertCompactionSafe } from '../../bench/baseline';
 import {
   type FleetOptions,
   OrchestratorModel,
@@ -98,6 +99,51 @@ describe('the fleet model through the engine (spillAck on)', () => {
       if (!d.ok) throw new Error(`${JSON.stringify(e)}: ${JSON.stringify(d.error)}`);
       expect(d.event).toEqual(e);
     }
+  });
+});
+
+describe("the seed's own check on the same requests", () => {
+  const r = run({ sessions: 300, events: 40_000, seed: 31, faultyShare: 0.3, spillAck: false });
+  // Per request: the seed's verdict from the session's truncation log, and whether a spill or
+  // an acknowledgement came before it in its session.
+  const seedRefuses = new Map<string, boolean>();
+  const logs = new Map<string, [number, number][]>();
+  const healed = new Set<string>();
+  for (const e of r.events) {
+    if (e.type === 'Truncated') {
+      const log = logs.get(e.sessionId) ?? [];
+      log.push([e.range.start, e.range.end]);
+      logs.set(e.sessionId, log);
+    }
+    if (e.type === 'SpillCompleted' || e.type === 'LossAcknowledged') healed.add(e.sessionId);
+    if (e.type === 'CompactionRequested') {
+      const p = r.plans.get(e.sessionId)!.policy;
+      const refused =
+        assertCompactionSafe(
+          e.summaryInput.start,
+          e.tailStart,
+          p.floor.span,
+          logs.get(e.sessionId) ?? [],
+          p.floor.unit,
+          p.truncatorUnit,
+        ) !== null;
+      seedRefuses.set(`${e.sessionId}/${e.seq}`, refused && !healed.has(e.sessionId));
+    }
+  }
+
+  it('never refuses a well-behaved request', () => {
+    const refused = r.verdicts.filter(
+      (v) =>
+        profileOf(r, v.event.sessionId) === 'well-behaved' &&
+        seedRefuses.get(`${v.event.sessionId}/${v.event.seq}`),
+    );
+    expect(refused).toEqual([]);
+  });
+
+  it('refuses some faulty requests, and the engine refuses every one of them too (DESIGN §5, conformance)', () => {
+    const bySeed = r.verdicts.filter((v) => seedRefuses.get(`${v.event.sessionId}/${v.event.seq}`));
+    expect(bySeed.length).toBeGreaterThan(10);
+    expect(bySeed.filter((v) => v.verdict.decision !== 'REFUSE')).toEqual([]);
   });
 });
 

@@ -419,6 +419,24 @@ describe('DESIGN §8 under faults', () => {
       await running.stop();
     }
   });
+  it('a fetched batch of bad records near the 1 MiB limit still fits the DLQ (headers add bytes)', async () => {
+    const c = testConfig({ partitions: 1 });
+    const running = await start(c);
+    try {
+      // One input record batch just under message.max.bytes (1048588): ten not-JSON values.
+      const values = Array.from({ length: 10 }, (_, i) => Buffer.from(`${i}`.padEnd(104_750, 'x')));
+      await produceRaw(
+        c,
+        values.map((value) => ({ key: 'near-limit', value })),
+      );
+      const dlq = await drain([c.dlqTopic], values.length, 1_000, 60_000);
+      report('near-limit batch', { deadLetters: dlq.length });
+      expect(dlq).toHaveLength(values.length);
+      expect(await httpStatus(running.httpPort, '/healthz')).toBe(200);
+    } finally {
+      await running.stop();
+    }
+  });
 });
 
 /*

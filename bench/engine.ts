@@ -183,7 +183,8 @@ function cpusAllowed(): string | null {
  * as a consumer's decoder would hand it over.
  */
 function timeStream(events: PackedEvents): { ms: Timing; verdicts: number } {
-  const fleet = new Fleet();
+  // The production path: the processor and `audit` let the engine change owned states in place.
+  const fleet = new Fleet(engineOptions(), { inPlace: true });
   let verdicts = 0;
   const n = events.length;
   const t0 = clock();
@@ -376,7 +377,7 @@ function heapPerSession(events: PackedEvents): BenchResult['heap'] {
   if (typeof (globalThis as { gc?: unknown }).gc !== 'function') return null;
   gc();
   const before = process.memoryUsage().heapUsed;
-  const fleet = new Fleet();
+  const fleet = new Fleet(engineOptions(), { inPlace: true });
   for (let i = 0; i < events.length; i++) {
     let e = events.get(i);
     if (e.type === 'SessionOpened') e = JSON.parse(JSON.stringify(e)) as ContextEvent;

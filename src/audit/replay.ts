@@ -3,7 +3,7 @@
  * line: a line in, the records it produces out. `decidedAt` is the request's occurredAt, so a
  * replay is byte-identical (a malformed request whose occurredAt did not decode: 0).
  */
-import { Fleet, type EngineInput, type Output } from '../engine';
+import { Fleet, engineOptions, type EngineInput, type Output } from '../engine';
 import { decodeEventLine } from '../schema/decodeEvent';
 
 export interface DeadLetterRecord {
@@ -30,7 +30,7 @@ export function flatten(outputs: readonly Output[]): AuditLineRecord[] {
 export class Replay {
   readonly fleet: Fleet;
 
-  constructor(fleet = new Fleet()) {
+  constructor(fleet = new Fleet(engineOptions(), { inPlace: true })) {
     this.fleet = fleet;
   }
 

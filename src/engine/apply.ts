@@ -78,13 +78,19 @@ export function applyTurnAppended(s: SessionState, e: TurnAppended, out: Collect
     const from = prev ? turnSpan(prev, unit).end : 0;
     s.pins = union(s.pins, range(from, span.start));
   }
-  s.head = {
-    TURNS: Math.max(s.head.TURNS, e.turn + 1),
-    TOKENS: Math.max(s.head.TOKENS, e.tokens.end),
-    MESSAGES: Math.max(s.head.MESSAGES, e.messages.end),
-  };
+  const head = s.head;
+  if (e.turn + 1 > head.TURNS) head.TURNS = e.turn + 1;
+  if (e.tokens.end > head.TOKENS) head.TOKENS = e.tokens.end;
+  if (e.messages.end > head.MESSAGES) head.MESSAGES = e.messages.end;
   if (e.pins.length > 0) s.pins = union(s.pins, range(span.start, span.end));
-  s.lastTurn = { turn: e.turn, tokens: e.tokens, messages: e.messages };
+  // The spans are the event's own values, never changed, so they can be shared.
+  if (prev) {
+    prev.turn = e.turn;
+    prev.tokens = e.tokens;
+    prev.messages = e.messages;
+  } else {
+    s.lastTurn = { turn: e.turn, tokens: e.tokens, messages: e.messages };
+  }
 }
 
 function unplaceable(s: SessionState, unit: Unit, start: number, end: number, what: string, out: Collector): void {

@@ -11,11 +11,15 @@ export type Output =
 /** What the engine noticed that is counted in metrics, not audited (DESIGN §6). */
 export type Note = 'duplicate' | 'ignored' | 'gap' | 'conflict' | 'state-dropped' | 'stored-verdict';
 
+const NO_OUTPUTS: readonly Output[] = Object.freeze([]) as readonly Output[];
+const NO_NOTES: readonly Note[] = Object.freeze([]) as readonly Note[];
+
+/** Arrays are created on first use: most events (turns) produce nothing. */
 export class Collector {
-  readonly audits: AuditRecord[] = [];
+  private auditList: AuditRecord[] | null = null;
+  private noteList: Note[] | null = null;
   verdict: Verdict | null = null;
   spillRequest: SpillRequest | null = null;
-  readonly notes: Note[] = [];
 
   constructor(
     private readonly sessionId: string,
@@ -25,7 +29,7 @@ export class Collector {
   ) {}
 
   audit(kind: AuditKind, code: AuditCode, message: string, unit: Unit | null, ranges: IntervalSet): void {
-    this.audits.push({
+    (this.auditList ??= []).push({
       kind,
       code,
       sessionId: this.sessionId,
@@ -38,11 +42,17 @@ export class Collector {
   }
 
   note(n: Note): void {
-    if (!this.notes.includes(n)) this.notes.push(n);
+    const list = (this.noteList ??= []);
+    if (!list.includes(n)) list.push(n);
   }
 
-  outputs(): Output[] {
-    const out: Output[] = this.audits.map((value) => ({ record: 'audit' as const, value }));
+  get notes(): readonly Note[] {
+    return this.noteList ?? NO_NOTES;
+  }
+
+  outputs(): readonly Output[] {
+    if (this.auditList === null && this.verdict === null && this.spillRequest === null) return NO_OUTPUTS;
+    const out: Output[] = (this.auditList ?? []).map((value) => ({ record: 'audit' as const, value }));
     if (this.verdict) out.push({ record: 'verdict', value: this.verdict });
     if (this.spillRequest) out.push({ record: 'spill-request', value: this.spillRequest });
     return out;

@@ -26,10 +26,9 @@ function findStored(s: SessionState, key: number): number {
 
 /** Keeps the 16 most recently requested requestIds, the newest last. */
 function store(s: SessionState, index: number, v: StoredVerdict): void {
-  const kept = s.verdicts.filter((_, i) => i !== index);
-  kept.push(v);
-  if (kept.length > STORED_VERDICTS) kept.shift();
-  s.verdicts = kept;
+  if (index >= 0) s.verdicts.splice(index, 1);
+  s.verdicts.push(v);
+  if (s.verdicts.length > STORED_VERDICTS) s.verdicts.shift();
 }
 
 function requestOf(e: CompactionRequested): RequestInput {

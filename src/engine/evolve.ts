@@ -16,7 +16,7 @@ import {
 } from './apply';
 import { answerMalformed, applyCompactionCommitted, applyCompactionRequested } from './compaction';
 import { classifySeq, namedPosition, raiseGapHead, rememberEventId } from './sequence';
-import { type SessionState, copyState, emptyState } from './state';
+import { type SessionState, cloneState, emptyState } from './state';
 import { hash53 } from './hash';
 
 export type EngineInput = ContextEvent | MalformedRequest;
@@ -29,8 +29,8 @@ export interface EngineOptions {
 
 export interface StepResult {
   state: SessionState;
-  outputs: Output[];
-  notes: Note[];
+  outputs: readonly Output[];
+  notes: readonly Note[];
 }
 
 /** Which conflicting events are still applied: their effect does not depend on order (step 1). */
@@ -52,8 +52,9 @@ function requestIdOf(e: EngineInput): string | null {
 }
 
 /**
- * `evolve(state, event)`: the next state of one session and what to publish.
- * `decidedAt` is the processing time for verdicts (offline: the request's occurredAt).
+ * `evolve(state, event)`: the next state of one session and what to publish, as a new value
+ * (the input state is never changed). `decidedAt` is the processing time for verdicts
+ * (offline: the request's occurredAt).
  */
 export function evolve(
   prev: SessionState | undefined,
@@ -61,14 +62,27 @@ export function evolve(
   decidedAt: number,
   options: EngineOptions,
 ): StepResult {
-  let s: SessionState;
+  const result = evolveInPlace(prev === undefined ? undefined : cloneState(prev), e, decidedAt, options);
+  // A redelivery changes nothing: the caller gets its own state back.
+  return result.notes[0] === 'duplicate' ? { ...result, state: prev! } : result;
+}
+
+/**
+ * The same step on a state the caller owns: it is changed in place and returned (or replaced by
+ * a fresh one when the SessionClosed grace period has passed). Same outputs as `evolve`.
+ */
+export function evolveInPlace(
+  owned: SessionState | undefined,
+  e: EngineInput,
+  decidedAt: number,
+  options: EngineOptions,
+): StepResult {
   const dropped =
-    prev !== undefined &&
-    prev.closedAt !== null &&
+    owned !== undefined &&
+    owned.closedAt !== null &&
     e.occurredAt !== null &&
-    e.occurredAt - prev.closedAt > options.graceMs;
-  if (prev === undefined || dropped) s = emptyState();
-  else s = copyState(prev);
+    e.occurredAt - owned.closedAt > options.graceMs;
+  const s = owned === undefined || dropped ? emptyState() : owned;
 
   const out = new Collector(e.sessionId, e.seq, e.occurredAt ?? decidedAt, requestIdOf(e));
   if (dropped) out.note('state-dropped');
@@ -76,7 +90,7 @@ export function evolve(
   const idHash = e.type === 'MalformedRequest' ? null : hash53(e.eventId);
   const seqClass = classifySeq(s, e.seq, idHash);
   if (seqClass === 'duplicate') {
-    return { state: prev!, outputs: [], notes: ['duplicate'] };
+    return { state: s, outputs: [], notes: ['duplicate'] };
   }
   if (seqClass === 'conflict') {
     out.note('conflict');

@@ -15,16 +15,14 @@ export function classifySeq(s: SessionState, seq: number, idHash: number | null)
 
 /** Remembers an accepted event's id: the 32 highest seqs are kept (DESIGN §4). */
 export function rememberEventId(s: SessionState, seq: number, idHash: number): void {
-  const seqs = s.recentSeqs.slice();
-  const ids = s.recentIds.slice();
+  const seqs = s.recentSeqs;
+  const ids = s.recentIds;
   seqs.push(seq);
   ids.push(idHash);
   if (seqs.length > REMEMBERED_EVENT_IDS) {
     seqs.shift();
     ids.shift();
   }
-  s.recentSeqs = seqs;
-  s.recentIds = ids;
 }
 
 /** The positions an event names in U (step 2): a turn's end, a range's end, a request's reach. */

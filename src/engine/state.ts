@@ -1,6 +1,9 @@
 /**
- * Per-session state of DESIGN §4. Treated as an immutable value: the engine copies a state
- * before it changes it (see `copyState`), so callers may keep and compare old states.
+ * Per-session state of DESIGN §4. Two ways to own one: `evolve` treats states as values (it
+ * changes a `cloneState` copy, so callers may keep and compare old states); `evolveInPlace`
+ * changes a state its caller owns (the hot path: no allocation for an ordinary turn). Interval
+ * sets inside are immutable values either way; the head, last turn and the remembered-id and
+ * verdict lists are changed in place, which is why `cloneState` copies them.
  * Memory is O(pins + distinct ranges), never O(turns): turns only move heads and the last
  * turn's positions; remembered eventIds and requestIds are 53-bit hashes.
  */
@@ -55,7 +58,7 @@ export interface SessionState {
   /** Hg: none (null) until a gap is seen. */
   gapHead: number | null;
   /** The head in each unit: the end of the last appended turn (max over turns). */
-  head: Readonly<Record<Unit, number>>;
+  head: Record<Unit, number>;
   lastTurn: LastTurn | null;
   /** V: the verbatim start. */
   verbatimStart: number;
@@ -72,28 +75,23 @@ export interface SessionState {
   spillFailed: boolean;
   pendingSpill: PendingSpill | null;
   /** Seqs and eventId hashes of the highest accepted seqs, ascending, at most 32. */
-  recentSeqs: readonly number[];
-  recentIds: readonly number[];
+  recentSeqs: number[];
+  recentIds: number[];
   /** Stored verdicts, least recently requested first, at most 16. */
-  verdicts: readonly StoredVerdict[];
+  verdicts: StoredVerdict[];
   /** Bumped by every accepted event other than a request, and by every gap. */
   epoch: number;
   /** occurredAt of the SessionClosed, if any. */
   closedAt: number | null;
 }
 
-export const NO_HEAD: Readonly<Record<Unit, number>> = Object.freeze({
-  TURNS: 0,
-  TOKENS: 0,
-  MESSAGES: 0,
-});
 
 export function emptyState(): SessionState {
   return {
     policy: null,
     lastSeq: -1,
     gapHead: null,
-    head: NO_HEAD,
+    head: { TURNS: 0, TOKENS: 0, MESSAGES: 0 },
     lastTurn: null,
     verbatimStart: 0,
     pins: EMPTY,
@@ -113,9 +111,16 @@ export function emptyState(): SessionState {
   };
 }
 
-/** A shallow copy to change: every field is itself an immutable value. */
-export function copyState(s: SessionState): SessionState {
-  return { ...s };
+/** A copy its new owner may change in place (everything mutable is copied). */
+export function cloneState(s: SessionState): SessionState {
+  return {
+    ...s,
+    head: { TURNS: s.head.TURNS, TOKENS: s.head.TOKENS, MESSAGES: s.head.MESSAGES },
+    lastTurn: s.lastTurn && { ...s.lastTurn },
+    recentSeqs: s.recentSeqs.slice(),
+    recentIds: s.recentIds.slice(),
+    verdicts: s.verdicts.slice(),
+  };
 }
 
 export function unitOf(s: SessionState): Unit | null {

@@ -7,10 +7,10 @@
 import type { Batch, Kafka, Message, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
-import { evolve, type EngineOptions } from '../engine/evolve';
+import { evolveInPlace, type EngineOptions } from '../engine/evolve';
 import type { Output, Note } from '../engine/collector';
 import { serializeState } from '../engine/serialize';
-import type { SessionState } from '../engine/state';
+import { cloneState, type SessionState } from '../engine/state';
 import type { RegistryCodec } from '../registry/codec';
 import { deadLetter, decodeRecord, outputMessage, type DeadLetterCode } from './records';
 
@@ -101,9 +101,15 @@ export class PartitionWorker {
         this.log.warn({ code: decoded.code, offset: m.offset, partition: batch.partition, error: decoded.message }, 'dead letter');
       }
       if (!input) continue;
-      const prev = overlay.has(input.sessionId) ? overlay.get(input.sessionId) : this.states.get(input.sessionId);
+      // The batch changes its own copy of a session (made on first touch), so the committed
+      // state stays intact should the transaction fail.
+      let working = overlay.get(input.sessionId);
+      if (working === undefined) {
+        const committed = this.states.get(input.sessionId);
+        working = committed === undefined ? null : cloneState(committed);
+      }
       const started = process.hrtime.bigint();
-      const result = evolve(prev ?? undefined, input, this.clock(), this.engine);
+      const result = evolveInPlace(working ?? undefined, input, this.clock(), this.engine);
       this.observer.engineStep?.(Number(process.hrtime.bigint() - started) / 1e9);
       overlay.set(input.sessionId, result.state);
       this.observer.event?.(decoded.ok ? input.type : 'MalformedRequest', result.notes);

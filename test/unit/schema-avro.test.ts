@@ -129,10 +129,11 @@ describe('Avro bodies built to exhaust memory (DESIGN §8: bad input never stops
   it.each([1e8, 2 ** 32 - 1, 2 ** 40])(
     'refuses an array block claiming %d items at once',
     (count) => {
+      // Not a speed claim: without the guard avsc allocates the claimed items (12 s for 1e8, out of memory beyond).
       const started = Date.now();
       const result = decodeEventAvro(turnClaimingPins(count));
       expect(result).toMatchObject({ ok: false, error: { code: 'AVRO_DECODE' } });
-      expect(Date.now() - started).toBeLessThan(1000);
+      expect(Date.now() - started).toBeLessThan(5000);
     },
   );
 

@@ -83,12 +83,11 @@ describe('generateFleet', () => {
     }
   });
 
-  it('generates a large fleet quickly', () => {
-    const started = Date.now();
+  // Generation speed is measured in bench/engine.ts, not asserted here (CI machines are noisy).
+  it('generates a large fleet of exactly the requested size', () => {
     let n = 0;
     for (const e of generateFleet({ sessions: 5_000, events: 200_000, seed: 1 }))
       n += e.seq >= 0 ? 1 : 0;
     expect(n).toBe(200_000);
-    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });

@@ -70,8 +70,8 @@ export function applyTurnAppended(s: SessionState, e: TurnAppended, out: Collect
       e.tokens.start === prev.tokens.end &&
       e.messages.start === prev.messages.end
     : e.turn === 0 && e.tokens.start === 0 && e.messages.start === 0;
-  const span = turnSpan(e, unit);
   if (!continuous) {
+    const span = turnSpan(e, unit);
     // Fail closed: the skipped positions may have held a constraint.
     raiseGapHead(s, span.end);
     out.note('gap');
@@ -82,7 +82,10 @@ export function applyTurnAppended(s: SessionState, e: TurnAppended, out: Collect
   if (e.turn + 1 > head.TURNS) head.TURNS = e.turn + 1;
   if (e.tokens.end > head.TOKENS) head.TOKENS = e.tokens.end;
   if (e.messages.end > head.MESSAGES) head.MESSAGES = e.messages.end;
-  if (e.pins.length > 0) s.pins = union(s.pins, range(span.start, span.end));
+  if (e.pins.length > 0) {
+    const span = turnSpan(e, unit);
+    s.pins = union(s.pins, range(span.start, span.end));
+  }
   // The spans are the event's own values, never changed, so they can be shared.
   if (prev) {
     prev.turn = e.turn;

@@ -43,6 +43,10 @@ function survivesConflict(e: EngineInput): boolean {
   );
 }
 
+function stampsFor(e: EngineInput, decidedAt: number, options: EngineOptions) {
+  return { sessionId: e.sessionId, decidedAt, engineVersion: options.engineVersion };
+}
+
 function isRequest(e: EngineInput): boolean {
   return e.type === 'CompactionRequested' || e.type === 'MalformedRequest';
 }
@@ -114,7 +118,6 @@ export function evolveInPlace(
   }
   if (!isRequest(e)) s.epoch++;
 
-  const stamps = { sessionId: e.sessionId, decidedAt, engineVersion: options.engineVersion };
   switch (e.type) {
     case 'SessionOpened':
       applySessionOpened(s, e, out);
@@ -126,10 +129,10 @@ export function evolveInPlace(
       applyTruncated(s, e, out);
       break;
     case 'CompactionRequested':
-      applyCompactionRequested(s, e, stamps, out);
+      applyCompactionRequested(s, e, stampsFor(e, decidedAt, options), out);
       break;
     case 'MalformedRequest':
-      answerMalformed(e, stamps, out);
+      answerMalformed(e, stampsFor(e, decidedAt, options), out);
       break;
     case 'CompactionCommitted':
       applyCompactionCommitted(s, e, out);

@@ -18,9 +18,14 @@ export class ReportBuilder {
         for (const reason of r.reasons) bump(this.reasons, reason.code);
         if (r.decision === 'REFUSE') {
           const holes = r.reasons
-            .map((x) => `${x.code} ${x.holes.map((h) => `${h.unit}[${h.start},${h.end})`).join(' ') || '(no hole)'}`)
+            .map(
+              (x) =>
+                `${x.code} ${x.holes.map((h) => `${h.unit}[${h.start},${h.end})`).join(' ') || '(no hole)'}`,
+            )
             .join('; ');
-          this.refusals.push(`  ${r.sessionId} ${r.requestId} seq ${r.inputSeq} ${r.action}: ${holes}`);
+          this.refusals.push(
+            `  ${r.sessionId} ${r.requestId} seq ${r.inputSeq} ${r.action}: ${holes}`,
+          );
         }
         if (r.action === 'HALT') this.halted.set(r.sessionId, r.diagnostic ?? '');
         else if (r.decision === 'APPROVE') this.halted.delete(r.sessionId);
@@ -49,7 +54,8 @@ export class ReportBuilder {
     for (const [session, why] of this.halted) out.push(`  ${session}: ${why}`);
     out.push('', `Refusals and their holes (${this.refusals.length}):`, ...this.refusals);
     out.push('', `Dead letters: ${this.deadLetters}`, ...this.deadLines);
-    if (this.deadLetters > this.deadLines.length) out.push(`  … ${this.deadLetters - this.deadLines.length} more`);
+    if (this.deadLetters > this.deadLines.length)
+      out.push(`  … ${this.deadLetters - this.deadLines.length} more`);
     return out.join('\n') + '\n';
   }
 }
@@ -60,5 +66,7 @@ function bump(m: Map<string, number>, key: string): void {
 
 function table(m: Map<string, number>): string[] {
   if (m.size === 0) return ['  (none)'];
-  return [...m.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([k, v]) => `  ${k}: ${v}`);
+  return [...m.entries()]
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([k, v]) => `  ${k}: ${v}`);
 }

@@ -26,7 +26,11 @@ async function write(out: Writable, text: string): Promise<void> {
 }
 
 /** Streams: memory grows with sessions, never with the file's size. */
-export async function runAudit(input: Readable, out: Writable, options: AuditOptions): Promise<void> {
+export async function runAudit(
+  input: Readable,
+  out: Writable,
+  options: AuditOptions,
+): Promise<void> {
   const replay = new Replay();
   const report = new ReportBuilder();
   const lines = createInterface({ input, crlfDelay: Infinity });

@@ -96,7 +96,14 @@ export function applyTurnAppended(s: SessionState, e: TurnAppended, out: Collect
   }
 }
 
-function unplaceable(s: SessionState, unit: Unit, start: number, end: number, what: string, out: Collector): void {
+function unplaceable(
+  s: SessionState,
+  unit: Unit,
+  start: number,
+  end: number,
+  what: string,
+  out: Collector,
+): void {
   out.audit(
     'VIOLATION',
     'UNPLACEABLE_RANGE',
@@ -164,7 +171,11 @@ export function applySpillCompleted(s: SessionState, e: SpillCompleted, out: Col
       unplaceable(s, e.unit, e.range.start, e.range.end, 'a spill', out);
       return;
     }
-    s.spilled = withUnit(s.spilled, unit, union(inUnit(s.spilled, unit), clip(reported, 0, knownHead(s, unit))));
+    s.spilled = withUnit(
+      s.spilled,
+      unit,
+      union(inUnit(s.spilled, unit), clip(reported, 0, knownHead(s, unit))),
+    );
   } else {
     s.spilled = withUnit(s.spilled, e.unit, union(inUnit(s.spilled, e.unit), reported));
   }
@@ -174,7 +185,11 @@ export function applySpillCompleted(s: SessionState, e: SpillCompleted, out: Col
     const asked = range(pending.start, pending.end);
     const missing = pending.unit === e.unit ? subtract(asked, reported) : asked;
     if (!isEmpty(missing)) {
-      s.unspillable = withUnit(s.unspillable, pending.unit, union(inUnit(s.unspillable, pending.unit), missing));
+      s.unspillable = withUnit(
+        s.unspillable,
+        pending.unit,
+        union(inUnit(s.unspillable, pending.unit), missing),
+      );
       out.audit(
         'VIOLATION',
         'SPILL_INCOMPLETE',

@@ -9,7 +9,8 @@ export type Output =
   | { record: 'spill-request'; value: SpillRequest };
 
 /** What the engine noticed that is counted in metrics, not audited (DESIGN §6). */
-export type Note = 'duplicate' | 'ignored' | 'gap' | 'conflict' | 'state-dropped' | 'stored-verdict';
+export type Note =
+  'duplicate' | 'ignored' | 'gap' | 'conflict' | 'state-dropped' | 'stored-verdict';
 
 const NO_OUTPUTS: readonly Output[] = Object.freeze([]) as readonly Output[];
 const NO_NOTES: readonly Note[] = Object.freeze([]) as readonly Note[];
@@ -28,7 +29,13 @@ export class Collector {
     private readonly requestId: string | null,
   ) {}
 
-  audit(kind: AuditKind, code: AuditCode, message: string, unit: Unit | null, ranges: IntervalSet): void {
+  audit(
+    kind: AuditKind,
+    code: AuditCode,
+    message: string,
+    unit: Unit | null,
+    ranges: IntervalSet,
+  ): void {
     (this.auditList ??= []).push({
       kind,
       code,
@@ -51,8 +58,12 @@ export class Collector {
   }
 
   outputs(): readonly Output[] {
-    if (this.auditList === null && this.verdict === null && this.spillRequest === null) return NO_OUTPUTS;
-    const out: Output[] = (this.auditList ?? []).map((value) => ({ record: 'audit' as const, value }));
+    if (this.auditList === null && this.verdict === null && this.spillRequest === null)
+      return NO_OUTPUTS;
+    const out: Output[] = (this.auditList ?? []).map((value) => ({
+      record: 'audit' as const,
+      value,
+    }));
     if (this.verdict) out.push({ record: 'verdict', value: this.verdict });
     if (this.spillRequest) out.push({ record: 'spill-request', value: this.spillRequest });
     return out;

@@ -4,7 +4,13 @@
  */
 import type { CompactionCommitted, CompactionRequested, MalformedRequest } from './events';
 import type { Collector } from './collector';
-import { type DecisionStamps, type RequestInput, decide, evaluate, refuseMalformed } from './decide';
+import {
+  type DecisionStamps,
+  type RequestInput,
+  decide,
+  evaluate,
+  refuseMalformed,
+} from './decide';
 import { EMPTY, clip, range, subtract, union } from './intervals';
 import { raiseGapHead } from './sequence';
 import { STORED_VERDICTS, type SessionState, type StoredVerdict, knownHead } from './state';
@@ -124,7 +130,11 @@ function auditCommit(s: SessionState, e: CompactionCommitted, out: Collector): v
   }
 }
 
-export function applyCompactionCommitted(s: SessionState, e: CompactionCommitted, out: Collector): void {
+export function applyCompactionCommitted(
+  s: SessionState,
+  e: CompactionCommitted,
+  out: Collector,
+): void {
   auditCommit(s, e, out);
   // The one-compaction acceptance is used up, with or without a policy.
   s.ackOnce = {};
@@ -145,7 +155,10 @@ export function applyCompactionCommitted(s: SessionState, e: CompactionCommitted
   // The commit happened: the state follows it, positions clipped to H'.
   const hp = knownHead(s, unit);
   const t = Math.min(e.tailStart, hp);
-  const input = subtract(clip(range(e.summaryInput.start, e.summaryInput.end), 0, hp), subtract(s.truncated, s.summary));
+  const input = subtract(
+    clip(range(e.summaryInput.start, e.summaryInput.end), 0, hp),
+    subtract(s.truncated, s.summary),
+  );
   s.truncated = union(s.truncated, subtract(range(0, Math.max(t, s.verbatimStart)), input));
   s.summary = input;
   s.verbatimStart = Math.max(s.verbatimStart, t);

@@ -193,7 +193,10 @@ export function spillRequestId(sessionId: string, requestId: string, inputSeq: n
 }
 
 /** The range a spill must store: `[0,H')` in U, or `[0, max(eIn,t))` in ru when unknown. */
-export function spillRange(s: SessionState, r: RequestInput): { unit: Unit; start: number; end: number } {
+export function spillRange(
+  s: SessionState,
+  r: RequestInput,
+): { unit: Unit; start: number; end: number } {
   if (s.policy) {
     const unit = s.policy.floor.unit;
     return { unit, start: 0, end: knownHead(s, unit) };

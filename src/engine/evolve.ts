@@ -66,7 +66,12 @@ export function evolve(
   decidedAt: number,
   options: EngineOptions,
 ): StepResult {
-  const result = evolveInPlace(prev === undefined ? undefined : cloneState(prev), e, decidedAt, options);
+  const result = evolveInPlace(
+    prev === undefined ? undefined : cloneState(prev),
+    e,
+    decidedAt,
+    options,
+  );
   // A redelivery changes nothing: the caller gets its own state back.
   return result.notes[0] === 'duplicate' ? { ...result, state: prev! } : result;
 }

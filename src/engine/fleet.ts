@@ -2,7 +2,13 @@
  * Many sessions, keyed by sessionId: the one place the engine keeps states between events.
  * The Kafka processor keeps one per input partition; the offline `audit` keeps one per file.
  */
-import { type EngineInput, type EngineOptions, type StepResult, evolve, evolveInPlace } from './evolve';
+import {
+  type EngineInput,
+  type EngineOptions,
+  type StepResult,
+  evolve,
+  evolveInPlace,
+} from './evolve';
 import type { SessionState } from './state';
 import { ENGINE_VERSION } from './version';
 

@@ -9,12 +9,15 @@ const WHAT: Record<RuleCode, string> = {
   UNKNOWN_SESSION: 'no SessionOpened was seen for this session, so nothing can be proven',
   EVENT_GAP: 'events of this session were lost, so nothing below the gap head can be proven',
   UNIT_MISMATCH: 'the recovery floor cannot be enforced in this unit (seed condition 4)',
-  INVALID_REQUEST: 'the request names positions beyond anything known, a reversed input, or a tail below the verbatim start',
-  FLOOR_NOT_IN_INPUT: 'the summarizer input does not reach back over the recovery floor before the tail',
+  INVALID_REQUEST:
+    'the request names positions beyond anything known, a reversed input, or a tail below the verbatim start',
+  FLOOR_NOT_IN_INPUT:
+    'the summarizer input does not reach back over the recovery floor before the tail',
   TRUNCATION_IN_FLOOR: 'a truncation removed positions inside the recovery floor before the tail',
   SEAM_HOLE: 'the summary input ends before the tail starts: the seam has a hole',
   TAIL_BELOW_FLOOR: 'the most recent floor span would not stay verbatim',
-  EVICTED_PINNED: 'pinned content (constraint, plan, commitment, open tool call) would leave the context with no summary accounting for it',
+  EVICTED_PINNED:
+    'pinned content (constraint, plan, commitment, open tool call) would leave the context with no summary accounting for it',
   EVICTED_UNCOVERED: 'content would leave the context with no summary accounting for it',
 };
 
@@ -32,7 +35,8 @@ export function messageFor(f: FiredRule, r: RequestInput, s: SessionState, unit:
     return `${base}: summaryInput [${r.summaryInput.start},${r.summaryInput.end}), tailStart ${r.tailStart}`;
   }
   if (!isEmpty(f.holes)) return `${base}: unrecoverable at ${where(f.holes, unit)}`;
-  if (!isEmpty(f.spillNeed)) return `${base}: ${where(f.spillNeed, unit)} is neither spilled nor acknowledged`;
+  if (!isEmpty(f.spillNeed))
+    return `${base}: ${where(f.spillNeed, unit)} is neither spilled nor acknowledged`;
   return base;
 }
 
@@ -46,7 +50,8 @@ export function diagnosticFor(
   // Every fired rule with its own holes: "a readable sentence naming every hole" (DESIGN §6).
   const rules = e.fired.map((f) => {
     if (!isEmpty(f.holes)) return `${f.code} at ${where(f.holes, unit)}`;
-    if (!isEmpty(f.spillNeed)) return `${f.code} (${where(f.spillNeed, unit)} neither spilled nor acknowledged)`;
+    if (!isEmpty(f.spillNeed))
+      return `${f.code} (${where(f.spillNeed, unit)} neither spilled nor acknowledged)`;
     return f.code;
   });
   const head = `REFUSE (${action}): ${rules.join('; ')}.`;

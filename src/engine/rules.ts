@@ -7,14 +7,7 @@
  */
 import type { Unit } from './events';
 import type { RuleCode } from './outputs';
-import {
-  type IntervalSet,
-  clip,
-  intersect,
-  range,
-  subtract,
-  union,
-} from './intervals';
+import { type IntervalSet, clip, intersect, range, subtract, union } from './intervals';
 
 export type RuleResult = { hole: IntervalSet } | { healable: boolean } | null;
 

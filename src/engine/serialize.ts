@@ -14,7 +14,14 @@ const unit = { type: 'enum', name: 'Unit', symbols: UNITS };
 const deltas = { type: 'array', items: 'long' };
 const perUnit = {
   type: 'array',
-  items: { type: 'record', name: 'UnitSet', fields: [{ name: 'unit', type: 'Unit' }, { name: 'set', type: deltas }] },
+  items: {
+    type: 'record',
+    name: 'UnitSet',
+    fields: [
+      { name: 'unit', type: 'Unit' },
+      { name: 'set', type: deltas },
+    ],
+  },
 };
 
 const stateSchema = {

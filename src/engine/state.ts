@@ -85,7 +85,6 @@ export interface SessionState {
   closedAt: number | null;
 }
 
-
 export function emptyState(): SessionState {
   return {
     policy: null,

@@ -42,22 +42,34 @@ function tokenMatches(req: IncomingMessage, token: string): boolean {
 
 export function createHttpServer(o: HttpOptions, d: HttpDeps): Server {
   return createServer((req, res) => {
-    void handle(req, res, o, d).catch((e: unknown) => send(res, 500, { error: (e as Error).message }));
+    void handle(req, res, o, d).catch((e: unknown) =>
+      send(res, 500, { error: (e as Error).message }),
+    );
   });
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, o: HttpOptions, d: HttpDeps): Promise<void> {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  o: HttpOptions,
+  d: HttpDeps,
+): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://local');
   if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { error: 'only GET' });
-  if (url.pathname === '/metrics') return send(res, 200, await d.registry.metrics(), d.registry.contentType);
+  if (url.pathname === '/metrics')
+    return send(res, 200, await d.registry.metrics(), d.registry.contentType);
   if (url.pathname === '/healthz') return send(res, 200, { status: 'alive' });
   if (url.pathname === '/readyz') {
-    const problems = [...(d.processor.isReady() ? [] : ['consumer group not joined or state not restored']), ...(d.readinessProblems?.() ?? [])];
+    const problems = [
+      ...(d.processor.isReady() ? [] : ['consumer group not joined or state not restored']),
+      ...(d.readinessProblems?.() ?? []),
+    ];
     return send(res, problems.length === 0 ? 200 : 503, { ready: problems.length === 0, problems });
   }
   const match = /^\/sessions\/(.+)$/.exec(url.pathname);
   if (match) {
-    if (!o.sessionsEnabled) return send(res, 404, { error: '/sessions is disabled (CG_HTTP_SESSIONS=false)' });
+    if (!o.sessionsEnabled)
+      return send(res, 404, { error: '/sessions is disabled (CG_HTTP_SESSIONS=false)' });
     if (o.sessionsToken !== null && !tokenMatches(req, o.sessionsToken)) {
       res.setHeader('WWW-Authenticate', 'Bearer');
       return send(res, 401, { error: 'a bearer token is required' });
@@ -69,7 +81,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, o: HttpOptions,
     }
     return send(res, 404, { error: `session ${id} is not tracked by this instance` });
   }
-  return send(res, 404, { error: 'not found', routes: ['/metrics', '/healthz', '/readyz', '/sessions/{id}'] });
+  return send(res, 404, {
+    error: 'not found',
+    routes: ['/metrics', '/healthz', '/readyz', '/sessions/{id}'],
+  });
 }
 
 export async function listen(server: Server, host: string, port: number): Promise<number> {

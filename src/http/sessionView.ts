@@ -4,9 +4,15 @@ import type { Verdict } from '../engine/outputs';
 import { type IntervalSet, subtract, toSpans, union } from '../engine/intervals';
 import { type SessionState, inUnit, knownHead } from '../engine/state';
 
-const spans = (unit: Unit, set: IntervalSet | undefined) => toSpans(set ?? []).map((s) => ({ unit, ...s }));
+const spans = (unit: Unit, set: IntervalSet | undefined) =>
+  toSpans(set ?? []).map((s) => ({ unit, ...s }));
 
-export function sessionView(sessionId: string, partition: number, s: SessionState, recent: readonly Verdict[]) {
+export function sessionView(
+  sessionId: string,
+  partition: number,
+  s: SessionState,
+  recent: readonly Verdict[],
+) {
   const unit = s.policy?.floor.unit ?? null;
   const perUnit = (sets: SessionState['spilled']) =>
     (Object.entries(sets) as [Unit, IntervalSet][]).flatMap(([u, set]) => spans(u, set));
@@ -44,6 +50,9 @@ export function sessionView(sessionId: string, partition: number, s: SessionStat
 
 /** Truncated positions that no summary, spill or acknowledgement covers: the lost content. */
 function evicted(s: SessionState, unit: Unit): IntervalSet {
-  const recoverable = union(s.summary, union(inUnit(s.spilled, unit), union(s.ackPermanent, inUnit(s.ackOnce, unit))));
+  const recoverable = union(
+    s.summary,
+    union(inUnit(s.spilled, unit), union(s.ackPermanent, inUnit(s.ackOnce, unit))),
+  );
   return subtract(s.truncated, recoverable);
 }

@@ -96,9 +96,20 @@ export class PartitionWorker {
       });
       const input = decoded.ok ? decoded.input : decoded.answer;
       if (!decoded.ok) {
-        emit(c.dlqTopic, deadLetter(raw, batch.topic, batch.partition, decoded.code, decoded.message));
+        emit(
+          c.dlqTopic,
+          deadLetter(raw, batch.topic, batch.partition, decoded.code, decoded.message),
+        );
         this.observer.deadLetter?.(decoded.code);
-        this.log.warn({ code: decoded.code, offset: m.offset, partition: batch.partition, error: decoded.message }, 'dead letter');
+        this.log.warn(
+          {
+            code: decoded.code,
+            offset: m.offset,
+            partition: batch.partition,
+            error: decoded.message,
+          },
+          'dead letter',
+        );
       }
       if (!input) continue;
       // The batch changes its own copy of a session (made on first touch), so the committed
@@ -135,7 +146,10 @@ export class PartitionWorker {
     try {
       const outputs = [...sends].filter(([topic]) => topic !== c.dlqTopic);
       if (outputs.length > 0) {
-        await txn.sendBatch({ acks: -1, topicMessages: outputs.map(([topic, messages]) => ({ topic, messages })) });
+        await txn.sendBatch({
+          acks: -1,
+          topicMessages: outputs.map(([topic, messages]) => ({ topic, messages })),
+        });
       }
       // One request per dead letter: kafkajs puts all messages for a partition into one record
       // batch, and dead letters are copies of input records plus headers, so the dead letters of
@@ -146,7 +160,9 @@ export class PartitionWorker {
       }
       await txn.sendOffsets({
         consumerGroupId,
-        topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: next }] }],
+        topics: [
+          { topic: batch.topic, partitions: [{ partition: batch.partition, offset: next }] },
+        ],
       });
       await txn.commit();
     } catch (e) {
@@ -155,7 +171,10 @@ export class PartitionWorker {
       throw e;
     }
     this.observer.transaction?.('committed', records);
-    this.observer.lag?.(this.partition, Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(next))));
+    this.observer.lag?.(
+      this.partition,
+      Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(next))),
+    );
     for (const [sessionId, state] of overlay) {
       if (state === null) this.states.delete(sessionId);
       else this.states.set(sessionId, state);

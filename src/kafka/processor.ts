@@ -117,7 +117,16 @@ export class Processor {
     const added: PartitionWorker[] = [];
     for (const p of assigned) {
       if (this.workers.has(p)) continue;
-      const w = new PartitionWorker(p, kafka, c, codec, engineOptions({ graceMs: c.graceMs }), log, this.observer, this.clock);
+      const w = new PartitionWorker(
+        p,
+        kafka,
+        c,
+        codec,
+        engineOptions({ graceMs: c.graceMs }),
+        log,
+        this.observer,
+        this.clock,
+      );
       this.workers.set(p, w);
       added.push(w);
     }
@@ -141,14 +150,21 @@ export class Processor {
         for (const w of workers) {
           await w.producer.connect();
           w.states.clear();
-          targets.push({ partition: w.partition, nonce: await writeBarrier(w.producer, c.changelogTopic, w.partition), states: w.states });
+          targets.push({
+            partition: w.partition,
+            nonce: await writeBarrier(w.producer, c.changelogTopic, w.partition),
+            states: w.states,
+          });
         }
         await restorePartitions(kafka, c.changelogTopic, c.groupId, targets, RESTORE_TIMEOUT_MS);
         for (const w of workers) w.restored = true;
         this.observer.restored?.((this.clock() - started) / 1000);
         this.observer.readiness?.(this.isReady());
         const sessions = workers.reduce((n, w) => n + w.states.size, 0);
-        log.info({ partitions: workers.map((w) => w.partition), sessions, ms: this.clock() - started }, 'state restored');
+        log.info(
+          { partitions: workers.map((w) => w.partition), sessions, ms: this.clock() - started },
+          'state restored',
+        );
         return;
       } catch (e) {
         if (this.stopping || workers.every((w) => this.workers.get(w.partition) !== w)) return;
@@ -177,13 +193,23 @@ export class Processor {
     } catch (e) {
       if (e instanceof BeforeTransactionError && !isFatalProducerError(e.cause)) {
         // Nothing was sent: the state is unchanged, so reading the batch again is exact.
-        log.warn({ err: e.cause, partition: batch.partition }, 'batch could not be decoded yet; retrying');
-        this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: batch.firstOffset()! });
+        log.warn(
+          { err: e.cause, partition: batch.partition },
+          'batch could not be decoded yet; retrying',
+        );
+        this.consumer?.seek({
+          topic: batch.topic,
+          partition: batch.partition,
+          offset: batch.firstOffset()!,
+        });
         await sleep(1000);
         return;
       }
       // The transaction's outcome may be unknown (or we were fenced): Kafka is the truth.
-      log.warn({ err: e, partition: batch.partition, fatal: isFatalProducerError(e) }, 'batch not committed; resynchronising the partition');
+      log.warn(
+        { err: e, partition: batch.partition, fatal: isFatalProducerError(e) },
+        'batch not committed; resynchronising the partition',
+      );
       if (this.workers.get(batch.partition) === worker) this.resync(worker);
     }
   }
@@ -210,7 +236,9 @@ export class Processor {
       const [topic] = await admin.fetchOffsets({ groupId: c.groupId, topics: [c.inputTopic] });
       const committed = topic?.partitions.find((p) => p.partition === partition)?.offset ?? '-1';
       if (committed !== '-1') return committed;
-      const low = (await admin.fetchTopicOffsets(c.inputTopic)).find((p) => p.partition === partition)?.low;
+      const low = (await admin.fetchTopicOffsets(c.inputTopic)).find(
+        (p) => p.partition === partition,
+      )?.low;
       return low ?? '0';
     } finally {
       await admin.disconnect();
@@ -220,7 +248,9 @@ export class Processor {
   async stop(): Promise<void> {
     this.stopping = true;
     await this.consumer?.disconnect().catch(() => undefined);
-    await Promise.all([...this.workers.values()].map((w) => w.producer.disconnect().catch(() => undefined)));
+    await Promise.all(
+      [...this.workers.values()].map((w) => w.producer.disconnect().catch(() => undefined)),
+    );
     this.workers.clear();
     this.joined = false;
   }

@@ -26,7 +26,11 @@ export interface RawRecord {
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-async function decodeValue(value: Buffer, format: InputFormat, codec: RegistryCodec): Promise<DecodeResult | 'not-utf8'> {
+async function decodeValue(
+  value: Buffer,
+  format: InputFormat,
+  codec: RegistryCodec,
+): Promise<DecodeResult | 'not-utf8'> {
   // Auto: the Confluent wire format starts with magic byte 0, a JSON object with `{` or space.
   const avro = format === 'avro' || (format === 'auto' && value[0] === 0);
   if (avro) return codec.decodeEvent(value);
@@ -43,16 +47,35 @@ async function decodeValue(value: Buffer, format: InputFormat, codec: RegistryCo
  * DESIGN §3 plus one Kafka rule: the record key must be the event's sessionId, since per-session
  * order and state rely on partitioning by it (a misrouted event would split a session's state).
  */
-export async function decodeRecord(r: RawRecord, format: InputFormat, codec: RegistryCodec): Promise<DecodedRecord> {
+export async function decodeRecord(
+  r: RawRecord,
+  format: InputFormat,
+  codec: RegistryCodec,
+): Promise<DecodedRecord> {
   if (r.value === null || r.value.length === 0) {
-    return { ok: false, code: 'EMPTY_VALUE', message: 'record has no value (tombstone or empty)', answer: null };
+    return {
+      ok: false,
+      code: 'EMPTY_VALUE',
+      message: 'record has no value (tombstone or empty)',
+      answer: null,
+    };
   }
   const decoded = await decodeValue(r.value, format, codec);
   if (decoded === 'not-utf8') {
-    return { ok: false, code: 'NOT_UTF8', message: 'value is neither the Avro wire format nor UTF-8 JSON', answer: null };
+    return {
+      ok: false,
+      code: 'NOT_UTF8',
+      message: 'value is neither the Avro wire format nor UTF-8 JSON',
+      answer: null,
+    };
   }
   if (!decoded.ok) {
-    return { ok: false, code: decoded.error.code, message: decoded.error.message, answer: decoded.request ?? null };
+    return {
+      ok: false,
+      code: decoded.error.code,
+      message: decoded.error.message,
+      answer: decoded.request ?? null,
+    };
   }
   const key = r.key?.toString('utf8') ?? null;
   if (key !== decoded.event.sessionId) {
@@ -66,7 +89,13 @@ export async function decodeRecord(r: RawRecord, format: InputFormat, codec: Reg
   return { ok: true, input: decoded.event };
 }
 
-export function deadLetter(r: RawRecord, topic: string, partition: number, code: DeadLetterCode, message: string): Message {
+export function deadLetter(
+  r: RawRecord,
+  topic: string,
+  partition: number,
+  code: DeadLetterCode,
+  message: string,
+): Message {
   const headers: IHeaders = {
     'cg.error.code': code,
     'cg.error.message': message,
@@ -84,13 +113,26 @@ export interface OutputTopics {
 }
 
 /** Avro-encoded output messages keyed by sessionId, in the engine's order (DESIGN §6). */
-export function outputMessage(o: Output, codec: RegistryCodec, t: OutputTopics): { topic: string; message: Message } {
+export function outputMessage(
+  o: Output,
+  codec: RegistryCodec,
+  t: OutputTopics,
+): { topic: string; message: Message } {
   switch (o.record) {
     case 'verdict':
-      return { topic: t.verdictTopic, message: { key: o.value.sessionId, value: codec.encodeVerdict(o.value) } };
+      return {
+        topic: t.verdictTopic,
+        message: { key: o.value.sessionId, value: codec.encodeVerdict(o.value) },
+      };
     case 'spill-request':
-      return { topic: t.spillTopic, message: { key: o.value.sessionId, value: codec.encodeSpillRequest(o.value) } };
+      return {
+        topic: t.spillTopic,
+        message: { key: o.value.sessionId, value: codec.encodeSpillRequest(o.value) },
+      };
     case 'audit':
-      return { topic: t.auditTopic, message: { key: o.value.sessionId, value: codec.encodeAudit(o.value) } };
+      return {
+        topic: t.auditTopic,
+        message: { key: o.value.sessionId, value: codec.encodeAudit(o.value) },
+      };
   }
 }

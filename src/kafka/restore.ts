@@ -14,7 +14,11 @@ import type { SessionState } from '../engine/state';
 /** Changelog key of barrier records; no sessionId can be this (it starts with a NUL). */
 export const BARRIER_KEY = '\u0000restore-barrier';
 
-export async function writeBarrier(producer: Producer, topic: string, partition: number): Promise<string> {
+export async function writeBarrier(
+  producer: Producer,
+  topic: string,
+  partition: number,
+): Promise<string> {
   const nonce = randomUUID();
   const txn = await producer.transaction();
   try {
@@ -55,7 +59,12 @@ export async function restorePartitions(
     fail = reject;
   });
   const timer = setTimeout(
-    () => fail(new Error(`state restore of ${topic} partitions ${[...pending.keys()].join(',')} timed out after ${timeoutMs} ms`)),
+    () =>
+      fail(
+        new Error(
+          `state restore of ${topic} partitions ${[...pending.keys()].join(',')} timed out after ${timeoutMs} ms`,
+        ),
+      ),
     timeoutMs,
   );
   try {
@@ -66,7 +75,8 @@ export async function restorePartitions(
       eachBatch: async ({ batch }) => {
         const target = pending.get(batch.partition);
         if (!target) {
-          if (!targets.some((t) => t.partition === batch.partition)) consumer.pause([{ topic, partitions: [batch.partition] }]);
+          if (!targets.some((t) => t.partition === batch.partition))
+            consumer.pause([{ topic, partitions: [batch.partition] }]);
           return;
         }
         for (const m of batch.messages) {

@@ -6,7 +6,11 @@ import type { Config } from '../config/config';
  * Partitions of a topic once every one has a leader. A new topic's metadata can briefly say
  * UNKNOWN_TOPIC_OR_PARTITION (Kafka 4), which kafkajs' own `waitForLeaders` does not retry.
  */
-export async function partitionCount(admin: Admin, topic: string, timeoutMs = 30_000): Promise<number> {
+export async function partitionCount(
+  admin: Admin,
+  topic: string,
+  timeoutMs = 30_000,
+): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -16,18 +20,25 @@ export async function partitionCount(admin: Admin, topic: string, timeoutMs = 30
     } catch (e) {
       if (Date.now() > deadline) throw e;
     }
-    if (Date.now() > deadline) throw new Error(`topic ${topic} has no leader for every partition after ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`topic ${topic} has no leader for every partition after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
 export async function ensureTopics(admin: Admin, c: Config): Promise<{ inputPartitions: number }> {
   const existing = new Set(await admin.listTopics());
-  const plain = [c.inputTopic, c.verdictTopic, c.spillTopic, c.auditTopic, c.dlqTopic].filter((t) => !existing.has(t));
+  const plain = [c.inputTopic, c.verdictTopic, c.spillTopic, c.auditTopic, c.dlqTopic].filter(
+    (t) => !existing.has(t),
+  );
   if (plain.length > 0) {
     await admin.createTopics({
       waitForLeaders: false,
-      topics: plain.map((topic) => ({ topic, numPartitions: c.partitions, replicationFactor: c.replicationFactor })),
+      topics: plain.map((topic) => ({
+        topic,
+        numPartitions: c.partitions,
+        replicationFactor: c.replicationFactor,
+      })),
     });
   }
   for (const t of plain) await partitionCount(admin, t);

@@ -68,16 +68,62 @@ export class Metrics implements ProcessorObserver {
     sessions: () => number = () => 0,
   ) {
     const registers = [registry];
-    this.verdicts = new Counter({ name: `${P}verdicts_total`, help: 'Verdicts published, by decision and action.', labelNames: ['decision', 'action'], registers });
-    this.refusalReasons = new Counter({ name: `${P}refusal_reasons_total`, help: 'Rules that fired in REFUSE verdicts, by rule code (DESIGN §5).', labelNames: ['code'], registers });
-    this.spillRequests = new Counter({ name: `${P}spill_requests_total`, help: 'Lossless-spill requests published.', registers });
-    this.halts = new Counter({ name: `${P}halts_total`, help: 'REFUSE verdicts with action HALT (no spill can help).', registers });
-    this.auditRecords = new Counter({ name: `${P}audit_records_total`, help: 'Advisories and violations published, by kind and code.', labelNames: ['kind', 'code'], registers });
-    this.events = new Counter({ name: `${P}events_total`, help: 'Input events processed, by event type (MalformedRequest: answered dead letters).', labelNames: ['type'], registers });
-    this.duplicates = new Counter({ name: `${P}duplicate_events_total`, help: 'Redelivered events ignored (DESIGN §4 step 1).', registers });
-    this.ignored = new Counter({ name: `${P}ignored_events_total`, help: 'Events ignored by the rules (no policy, second SessionOpened, foreign SpillFailed), by type.', labelNames: ['type'], registers });
-    this.gaps = new Counter({ name: `${P}gaps_total`, help: 'Events that revealed a gap (lost or conflicting events).', registers });
-    this.deadLetters = new Counter({ name: `${P}dead_letters_total`, help: 'Input records sent to the DLQ, by reason code.', labelNames: ['code'], registers });
+    this.verdicts = new Counter({
+      name: `${P}verdicts_total`,
+      help: 'Verdicts published, by decision and action.',
+      labelNames: ['decision', 'action'],
+      registers,
+    });
+    this.refusalReasons = new Counter({
+      name: `${P}refusal_reasons_total`,
+      help: 'Rules that fired in REFUSE verdicts, by rule code (DESIGN §5).',
+      labelNames: ['code'],
+      registers,
+    });
+    this.spillRequests = new Counter({
+      name: `${P}spill_requests_total`,
+      help: 'Lossless-spill requests published.',
+      registers,
+    });
+    this.halts = new Counter({
+      name: `${P}halts_total`,
+      help: 'REFUSE verdicts with action HALT (no spill can help).',
+      registers,
+    });
+    this.auditRecords = new Counter({
+      name: `${P}audit_records_total`,
+      help: 'Advisories and violations published, by kind and code.',
+      labelNames: ['kind', 'code'],
+      registers,
+    });
+    this.events = new Counter({
+      name: `${P}events_total`,
+      help: 'Input events processed, by event type (MalformedRequest: answered dead letters).',
+      labelNames: ['type'],
+      registers,
+    });
+    this.duplicates = new Counter({
+      name: `${P}duplicate_events_total`,
+      help: 'Redelivered events ignored (DESIGN §4 step 1).',
+      registers,
+    });
+    this.ignored = new Counter({
+      name: `${P}ignored_events_total`,
+      help: 'Events ignored by the rules (no policy, second SessionOpened, foreign SpillFailed), by type.',
+      labelNames: ['type'],
+      registers,
+    });
+    this.gaps = new Counter({
+      name: `${P}gaps_total`,
+      help: 'Events that revealed a gap (lost or conflicting events).',
+      registers,
+    });
+    this.deadLetters = new Counter({
+      name: `${P}dead_letters_total`,
+      help: 'Input records sent to the DLQ, by reason code.',
+      labelNames: ['code'],
+      registers,
+    });
     this.decisionDuration = new Histogram({
       name: `${P}engine_step_duration_seconds`,
       help: 'Time of one engine step (evolve, deciding requests).',
@@ -90,7 +136,12 @@ export class Metrics implements ProcessorObserver {
       buckets: [0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
-    this.consumerLag = new Gauge({ name: `${P}consumer_lag_records`, help: 'Records behind the high watermark, per input partition, after the last batch.', labelNames: ['partition'], registers });
+    this.consumerLag = new Gauge({
+      name: `${P}consumer_lag_records`,
+      help: 'Records behind the high watermark, per input partition, after the last batch.',
+      labelNames: ['partition'],
+      registers,
+    });
     this.sessionsTracked = new Gauge({
       name: `${P}sessions_tracked`,
       help: 'Sessions held in memory by this instance.',
@@ -99,18 +150,48 @@ export class Metrics implements ProcessorObserver {
         this.set(sessions());
       },
     });
-    this.restoreDuration = new Histogram({ name: `${P}state_restore_duration_seconds`, help: 'Time to restore assigned partitions from the changelog.', buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120], registers });
-    this.transactions = new Counter({ name: `${P}transactions_total`, help: 'Batch transactions, by outcome (committed, aborted).', labelNames: ['outcome'], registers });
-    this.rebalances = new Counter({ name: `${P}rebalances_total`, help: 'Consumer group assignments received.', registers });
-    this.ready = new Gauge({ name: `${P}ready`, help: '1 when the group is joined and all assigned state restored.', registers });
-    const info = new Gauge({ name: `${P}build_info`, help: 'Build information (value 1).', labelNames: ['version', 'engine_version', 'node_version'], registers });
-    info.set({ version: PACKAGE_VERSION, engine_version: ENGINE_VERSION, node_version: process.version }, 1);
+    this.restoreDuration = new Histogram({
+      name: `${P}state_restore_duration_seconds`,
+      help: 'Time to restore assigned partitions from the changelog.',
+      buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120],
+      registers,
+    });
+    this.transactions = new Counter({
+      name: `${P}transactions_total`,
+      help: 'Batch transactions, by outcome (committed, aborted).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.rebalances = new Counter({
+      name: `${P}rebalances_total`,
+      help: 'Consumer group assignments received.',
+      registers,
+    });
+    this.ready = new Gauge({
+      name: `${P}ready`,
+      help: '1 when the group is joined and all assigned state restored.',
+      registers,
+    });
+    const info = new Gauge({
+      name: `${P}build_info`,
+      help: 'Build information (value 1).',
+      labelNames: ['version', 'engine_version', 'node_version'],
+      registers,
+    });
+    info.set(
+      { version: PACKAGE_VERSION, engine_version: ENGINE_VERSION, node_version: process.version },
+      1,
+    );
     this.initializeSeries();
     collectDefaultMetrics({ register: registry });
     // prom-client also exports these counts as gauges named `*_total`, which breaks Prometheus
     // naming (promtool: non-counter metrics should not have "_total" suffix); the same values
     // stay available as nodejs_active_handles, nodejs_active_requests, nodejs_active_resources.
-    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+    for (const name of [
+      'nodejs_active_handles_total',
+      'nodejs_active_requests_total',
+      'nodejs_active_resources_total',
+    ]) {
       registry.removeSingleMetric(name);
     }
   }
@@ -120,12 +201,17 @@ export class Metrics implements ProcessorObserver {
    * violation is an increase Prometheus can see (a series born at 1 has no increase).
    */
   private initializeSeries(): void {
-    for (const [decision, action] of [['APPROVE', 'NONE'], ['REFUSE', 'SPILL'], ['REFUSE', 'HALT']]) {
+    for (const [decision, action] of [
+      ['APPROVE', 'NONE'],
+      ['REFUSE', 'SPILL'],
+      ['REFUSE', 'HALT'],
+    ]) {
       this.verdicts.inc({ decision, action }, 0);
     }
     for (const code of RULE_CODES) this.refusalReasons.inc({ code }, 0);
     for (const [kind, code] of AUDIT_CODES) this.auditRecords.inc({ kind, code }, 0);
-    for (const code of [...DECODE_ERROR_CODES, ...KAFKA_DEAD_LETTER_CODES]) this.deadLetters.inc({ code }, 0);
+    for (const code of [...DECODE_ERROR_CODES, ...KAFKA_DEAD_LETTER_CODES])
+      this.deadLetters.inc({ code }, 0);
     for (const outcome of ['committed', 'aborted']) this.transactions.inc({ outcome }, 0);
   }
 
@@ -143,7 +229,8 @@ export class Metrics implements ProcessorObserver {
       case 'verdict':
         this.verdicts.inc({ decision: o.value.decision, action: o.value.action });
         if (o.value.action === 'HALT') this.halts.inc();
-        for (const r of o.value.decision === 'REFUSE' ? o.value.reasons : []) this.refusalReasons.inc({ code: r.code });
+        for (const r of o.value.decision === 'REFUSE' ? o.value.reasons : [])
+          this.refusalReasons.inc({ code: r.code });
         if (latencyMs !== null && latencyMs >= 0) this.verdictLatency.observe(latencyMs / 1000);
         break;
       case 'spill-request':

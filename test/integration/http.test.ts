@@ -26,7 +26,8 @@ describe('HTTP endpoints', () => {
     try {
       const port = running.httpPort;
       expect((await get(port, '/healthz')).status).toBe(200);
-      for (let i = 0; i < 100 && (await get(port, '/readyz')).status !== 200; i++) await new Promise((r) => setTimeout(r, 200));
+      for (let i = 0; i < 100 && (await get(port, '/readyz')).status !== 200; i++)
+        await new Promise((r) => setTimeout(r, 200));
       expect((await get(port, '/readyz')).status).toBe(200);
 
       await produceEvents(c, seedIncident('http-seed').events, codecFor(c));
@@ -40,10 +41,14 @@ describe('HTTP endpoints', () => {
       expect(body.truncated).toEqual([{ unit: 'TURNS', start: 0, end: 8 }]);
       expect(body.lastVerdicts).toMatchObject([{ decision: 'REFUSE', action: 'SPILL' }]);
       expect(JSON.stringify(body)).not.toContain('sekret');
-      expect((await get(port, '/sessions/nobody', { Authorization: 'Bearer sekret' })).status).toBe(404);
+      expect((await get(port, '/sessions/nobody', { Authorization: 'Bearer sekret' })).status).toBe(
+        404,
+      );
 
       const metrics = (await get(port, '/metrics')).text;
-      expect(metrics).toMatch(/compaction_guard_verdicts_total\{decision="REFUSE",action="SPILL"\} 1/);
+      expect(metrics).toMatch(
+        /compaction_guard_verdicts_total\{decision="REFUSE",action="SPILL"\} 1/,
+      );
       expect(metrics).toMatch(/compaction_guard_refusal_reasons_total\{code="EVICTED_PINNED"\} 1/);
       expect(metrics).toMatch(/compaction_guard_sessions_tracked 1/);
       expect(metrics).toMatch(/compaction_guard_transactions_total\{outcome="committed"\} [1-9]/);

@@ -44,7 +44,11 @@ export function codecFor(c: Config): RegistryCodec {
   return RegistryCodec.connect(registryUrl, c);
 }
 
-export async function produceEvents(c: Config, events: readonly ContextEvent[], codec?: RegistryCodec): Promise<void> {
+export async function produceEvents(
+  c: Config,
+  events: readonly ContextEvent[],
+  codec?: RegistryCodec,
+): Promise<void> {
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   try {
@@ -93,7 +97,12 @@ export async function readTopics(
           eachMessage: async ({ topic, message }) => {
             const headers: Record<string, string> = {};
             for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = String(v);
-            records.push({ topic, key: message.key?.toString() ?? null, value: message.value, headers });
+            records.push({
+              topic,
+              key: message.key?.toString() ?? null,
+              value: message.value,
+              headers,
+            });
             if (done(records)) {
               clearTimeout(timer);
               resolve();
@@ -111,9 +120,15 @@ export async function readTopics(
 /** Avro output values back to the JSON shape of the offline audit records. */
 export function decodeOutput(c: Config, r: Consumed): AuditLineRecord {
   const body = r.value!.subarray(5);
-  if (r.topic === c.verdictTopic) return { record: 'verdict', ...(verdictType.fromBuffer(body) as object) } as AuditLineRecord;
-  if (r.topic === c.spillTopic) return { record: 'spill-request', ...(spillRequestType.fromBuffer(body) as object) } as AuditLineRecord;
-  if (r.topic === c.auditTopic) return { record: 'audit', ...(auditRecordType.fromBuffer(body) as object) } as AuditLineRecord;
+  if (r.topic === c.verdictTopic)
+    return { record: 'verdict', ...(verdictType.fromBuffer(body) as object) } as AuditLineRecord;
+  if (r.topic === c.spillTopic)
+    return {
+      record: 'spill-request',
+      ...(spillRequestType.fromBuffer(body) as object),
+    } as AuditLineRecord;
+  if (r.topic === c.auditTopic)
+    return { record: 'audit', ...(auditRecordType.fromBuffer(body) as object) } as AuditLineRecord;
   throw new Error(`not an output topic: ${r.topic}`);
 }
 
@@ -135,4 +150,5 @@ export function verdictMap(records: AuditLineRecord[]): Map<string, unknown> {
   return out;
 }
 
-export const countOf = (records: Consumed[], topic: string) => records.filter((r) => r.topic === topic).length;
+export const countOf = (records: Consumed[], topic: string) =>
+  records.filter((r) => r.topic === topic).length;

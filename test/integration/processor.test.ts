@@ -28,7 +28,9 @@ describe('processor on a real Kafka', () => {
       const b = seedIncident('seed-e2e');
       await produceEvents(c, b.events, codec);
       const first = await readTopics([c.verdictTopic, c.spillTopic], (rs) => rs.length >= 2);
-      const [verdict] = first.filter((r) => r.topic === c.verdictTopic).map((r) => decodeOutput(c, r));
+      const [verdict] = first
+        .filter((r) => r.topic === c.verdictTopic)
+        .map((r) => decodeOutput(c, r));
       const [spill] = first.filter((r) => r.topic === c.spillTopic).map((r) => decodeOutput(c, r));
       expect(verdict).toMatchObject({ decision: 'REFUSE', action: 'SPILL' });
       expect(spill).toMatchObject({ record: 'spill-request', range: { start: 0, end: 52 } });
@@ -37,7 +39,11 @@ describe('processor on a real Kafka', () => {
       await produceEvents(c, b.events.slice(-2), codec);
       const all = await readTopics([c.verdictTopic], (rs) => rs.length >= 2);
       const verdicts = all.map((r) => decodeOutput(c, r));
-      expect(verdicts[1]).toMatchObject({ decision: 'APPROVE', basis: 'LOSSLESS_SPILL', action: 'NONE' });
+      expect(verdicts[1]).toMatchObject({
+        decision: 'APPROVE',
+        basis: 'LOSSLESS_SPILL',
+        action: 'NONE',
+      });
       expect(all.every((r) => r.key === 'seed-e2e')).toBe(true);
     } finally {
       await running.stop();
@@ -46,17 +52,27 @@ describe('processor on a real Kafka', () => {
 
   it('verdicts of a few thousand simulated events equal the offline audit of the same events', async () => {
     const c = testConfig();
-    const { events } = generateFleetArray({ sessions: 40, events: 4000, seed: 7, faultyShare: 0.3 });
+    const { events } = generateFleetArray({
+      sessions: 40,
+      events: 4000,
+      seed: 7,
+      faultyShare: 0.3,
+    });
     const expected = offline(events);
     const want = verdictMap(expected);
     const running = await start(c);
     try {
       await produceEvents(c, events, codecFor(c));
-      const got = await readTopics([c.verdictTopic, c.spillTopic, c.auditTopic], (rs) => rs.length >= expected.length);
+      const got = await readTopics(
+        [c.verdictTopic, c.spillTopic, c.auditTopic],
+        (rs) => rs.length >= expected.length,
+      );
       const decoded = got.map((r) => decodeOutput(c, r));
       expect(decoded).toHaveLength(expected.length);
       expect(verdictMap(decoded)).toEqual(want);
-      expect(countOf(got, c.spillTopic)).toBe(expected.filter((r) => r.record === 'spill-request').length);
+      expect(countOf(got, c.spillTopic)).toBe(
+        expected.filter((r) => r.record === 'spill-request').length,
+      );
     } finally {
       await running.stop();
     }
@@ -64,7 +80,12 @@ describe('processor on a real Kafka', () => {
 
   it('a restart mid-stream gives exactly one verdict per request and continues from the restored state', async () => {
     const c = testConfig();
-    const { events } = generateFleetArray({ sessions: 30, events: 3000, seed: 11, faultyShare: 0.3 });
+    const { events } = generateFleetArray({
+      sessions: 30,
+      events: 3000,
+      seed: 11,
+      faultyShare: 0.3,
+    });
     const expected = offline(events);
     const codec = codecFor(c);
     let running = await start(c);
@@ -74,7 +95,10 @@ describe('processor on a real Kafka', () => {
     running = await start(c);
     try {
       await produceEvents(c, events.slice(1500), codec);
-      const got = await readTopics([c.verdictTopic, c.spillTopic, c.auditTopic], (rs) => rs.length >= expected.length);
+      const got = await readTopics(
+        [c.verdictTopic, c.spillTopic, c.auditTopic],
+        (rs) => rs.length >= expected.length,
+      );
       const decoded = got.map((r) => decodeOutput(c, r));
       expect(decoded).toHaveLength(expected.length);
       expect(verdictMap(decoded)).toEqual(verdictMap(expected));
@@ -97,11 +121,23 @@ describe('processor on a real Kafka', () => {
       await produceEvents(c, b.events);
       const got = await readTopics([c.dlqTopic, c.verdictTopic], (rs) => rs.length >= 4);
       const dead = got.filter((r) => r.topic === c.dlqTopic);
-      expect(dead.map((d) => d.headers['cg.error.code'])).toEqual(['NOT_UTF8', 'AVRO_DECODE', 'WRONG_TYPE']);
+      expect(dead.map((d) => d.headers['cg.error.code'])).toEqual([
+        'NOT_UTF8',
+        'AVRO_DECODE',
+        'WRONG_TYPE',
+      ]);
       expect(dead[2]!.headers['cg.error.message']).toContain('turn');
-      expect(dead.every((d) => d.headers['cg.source.topic'] === c.inputTopic && d.headers['cg.source.offset'] !== undefined)).toBe(true);
+      expect(
+        dead.every(
+          (d) =>
+            d.headers['cg.source.topic'] === c.inputTopic &&
+            d.headers['cg.source.offset'] !== undefined,
+        ),
+      ).toBe(true);
       expect(dead[1]!.value).toEqual(unknownId);
-      const [verdict] = got.filter((r) => r.topic === c.verdictTopic).map((r) => decodeOutput(c, r));
+      const [verdict] = got
+        .filter((r) => r.topic === c.verdictTopic)
+        .map((r) => decodeOutput(c, r));
       expect(verdict).toMatchObject({ decision: 'REFUSE' });
     } finally {
       await running.stop();
@@ -112,13 +148,21 @@ describe('processor on a real Kafka', () => {
 describe('scale-out', () => {
   it('two instances in one group split the partitions and together produce the same verdicts as one', async () => {
     const c = testConfig({ partitions: 4 });
-    const { events } = generateFleetArray({ sessions: 40, events: 3000, seed: 23, faultyShare: 0.3 });
+    const { events } = generateFleetArray({
+      sessions: 40,
+      events: 3000,
+      seed: 23,
+      faultyShare: 0.3,
+    });
     const expected = offline(events);
     const a = await start(c);
     const b = await start(c);
     try {
       await produceEvents(c, events, codecFor(c));
-      const got = await readTopics([c.verdictTopic, c.spillTopic, c.auditTopic], (rs) => rs.length >= expected.length);
+      const got = await readTopics(
+        [c.verdictTopic, c.spillTopic, c.auditTopic],
+        (rs) => rs.length >= expected.length,
+      );
       const decoded = got.map((r) => decodeOutput(c, r));
       expect(verdictMap(decoded)).toEqual(verdictMap(expected));
       expect(decoded).toHaveLength(expected.length);

@@ -12,7 +12,11 @@ export function seedIncidentExample(): ContextEvent[] {
   return b.events;
 }
 
-const WELL_BEHAVED_POLICY: Policy = { ...SEED_POLICY, triggerTokens: 120_000, floor: { unit: 'TURNS', span: 6 } };
+const WELL_BEHAVED_POLICY: Policy = {
+  ...SEED_POLICY,
+  triggerTokens: 120_000,
+  floor: { unit: 'TURNS', span: 6 },
+};
 
 /** Compaction before truncation, summary input reaching the tail, floor kept: approved. */
 export function wellBehavedExample(): ContextEvent[] {

@@ -12,7 +12,9 @@ interface Service {
 }
 
 describe('docker-compose.yml', () => {
-  const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, Service> };
+  const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as {
+    services: Record<string, Service>;
+  };
 
   it('parses and declares Kafka, a registry, the processor, the simulator, Prometheus and Grafana', () => {
     expect(Object.keys(compose.services).sort()).toEqual(
@@ -40,7 +42,9 @@ describe('docker-compose.yml', () => {
 
   it('the Dockerfile copies only paths that exist', () => {
     const docker = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
-    const copies = [...docker.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => m[1]!.split(/\s+/));
+    const copies = [...docker.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) =>
+      m[1]!.split(/\s+/),
+    );
     expect(copies.length).toBeGreaterThan(3);
     for (const c of copies) expect([c, existsSync(path.join(ROOT, c))]).toEqual([c, true]);
   });

@@ -16,7 +16,10 @@ async function audit(text: string, json = true): Promise<string> {
 
 async function records(file: string): Promise<Record<string, unknown>[]> {
   const text = await audit(readFileSync(path.join(DIR, file), 'utf8'));
-  return text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe('examples/', () => {
@@ -69,8 +72,18 @@ describe('examples/', () => {
 
   it('bad lines become dead-letter records with line number and reason, and the replay goes on', async () => {
     const good = readFileSync(path.join(DIR, 'well-behaved.jsonl'), 'utf8').split('\n');
-    const text = [good[0], 'not json', '', '{"type":"Nope","sessionId":"x"}', '{"type":"TurnAppended"}', ...good.slice(1)].join('\n');
-    const rs = (await audit(text)).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const text = [
+      good[0],
+      'not json',
+      '',
+      '{"type":"Nope","sessionId":"x"}',
+      '{"type":"TurnAppended"}',
+      ...good.slice(1),
+    ].join('\n');
+    const rs = (await audit(text))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const dead = rs.filter((r) => r.record === 'dead-letter');
     expect(dead.map((d) => [d.lineNumber, String(d.error).split(':')[0]])).toEqual([
       [2, 'NOT_JSON'],
@@ -80,7 +93,7 @@ describe('examples/', () => {
     expect(rs.filter((r) => r.record === 'verdict')).toHaveLength(2);
   });
 
-  it('the readable report counts decisions and reasons and names each refusal\'s holes', async () => {
+  it("the readable report counts decisions and reasons and names each refusal's holes", async () => {
     const report = await audit(readFileSync(path.join(DIR, 'seed-incident.jsonl'), 'utf8'), false);
     expect(report).toContain('REFUSE (SPILL): 1');
     expect(report).toContain('APPROVE: 1');

@@ -26,12 +26,16 @@ describe('metrics', () => {
     expect(text).toContain('compaction_guard_verdicts_total{decision="APPROVE",action="NONE"} 1');
     expect(text).toContain('compaction_guard_halts_total 1');
     expect(text).toContain('compaction_guard_refusal_reasons_total{code="EVICTED_PINNED"} 1');
-    expect(text).toContain('compaction_guard_audit_records_total{kind="ADVISORY",code="LOSS_ACKNOWLEDGED"} 1');
+    expect(text).toContain(
+      'compaction_guard_audit_records_total{kind="ADVISORY",code="LOSS_ACKNOWLEDGED"} 1',
+    );
     expect(text).toContain('compaction_guard_events_total{type="TurnAppended"} 32');
     expect(text).toContain('compaction_guard_dead_letters_total{code="NOT_JSON"} 1');
     expect(text).toContain('compaction_guard_sessions_tracked 7');
     expect(text).toContain('compaction_guard_consumer_lag_records{partition="0"} 5');
-    expect(text).toMatch(/compaction_guard_build_info\{version="[^"]+",engine_version="[^"]+",node_version="v\d+/);
+    expect(text).toMatch(
+      /compaction_guard_build_info\{version="[^"]+",engine_version="[^"]+",node_version="v\d+/,
+    );
   });
 
   it('registries are injected: two Metrics never share counters', async () => {
@@ -49,7 +53,9 @@ describe('metrics', () => {
     const text = await registry.metrics();
     expect(text).toContain('compaction_guard_dead_letters_total{code="NOT_JSON"} 0');
     expect(text).toContain('compaction_guard_dead_letters_total{code="KEY_MISMATCH"} 0');
-    expect(text).toContain('compaction_guard_audit_records_total{kind="VIOLATION",code="COMMITTED_WITHOUT_APPROVAL"} 0');
+    expect(text).toContain(
+      'compaction_guard_audit_records_total{kind="VIOLATION",code="COMMITTED_WITHOUT_APPROVAL"} 0',
+    );
     expect(text).toContain('compaction_guard_refusal_reasons_total{code="EVICTED_UNCOVERED"} 0');
     expect(text).toContain('compaction_guard_verdicts_total{decision="REFUSE",action="HALT"} 0');
   });
@@ -60,11 +66,17 @@ describe('metrics', () => {
     const text = await registry.metrics();
     let out: string;
     try {
-      out = execFileSync('promtool', ['check', 'metrics'], { input: text, stdio: ['pipe', 'pipe', 'pipe'] }).toString();
+      out = execFileSync('promtool', ['check', 'metrics'], {
+        input: text,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      }).toString();
     } catch (e) {
       const err = e as { code?: string; stdout?: Buffer; stderr?: Buffer };
-      if (err.code === 'ENOENT') throw new Error('promtool is required (Debian package prometheus; .ci/run installs it)');
-      throw new Error(`promtool check metrics failed: ${err.stdout?.toString()} ${err.stderr?.toString()}`);
+      if (err.code === 'ENOENT')
+        throw new Error('promtool is required (Debian package prometheus; .ci/run installs it)');
+      throw new Error(
+        `promtool check metrics failed: ${err.stdout?.toString()} ${err.stderr?.toString()}`,
+      );
     }
     expect(out.trim()).toBe('');
   });

@@ -6,9 +6,12 @@ function run(events: Parameters<Fleet['process']>[0][]): Output[] {
   const fleet = new Fleet();
   return events.flatMap((e) => fleet.process(e, e.occurredAt ?? 0).outputs);
 }
-const verdicts = (o: Output[]) => o.filter((x) => x.record === 'verdict').map((x) => x.value as Verdict);
-const spills = (o: Output[]) => o.filter((x) => x.record === 'spill-request').map((x) => x.value as SpillRequest);
-const audits = (o: Output[]) => o.filter((x) => x.record === 'audit').map((x) => x.value as AuditRecord);
+const verdicts = (o: Output[]) =>
+  o.filter((x) => x.record === 'verdict').map((x) => x.value as Verdict);
+const spills = (o: Output[]) =>
+  o.filter((x) => x.record === 'spill-request').map((x) => x.value as SpillRequest);
+const audits = (o: Output[]) =>
+  o.filter((x) => x.record === 'audit').map((x) => x.value as AuditRecord);
 
 describe("the seed's worked example", () => {
   it('is refused with EVICTED_PINNED and EVICTED_UNCOVERED and asks for a spill naming the evicted turns', () => {
@@ -20,7 +23,11 @@ describe("the seed's worked example", () => {
     expect(v!.reasons[0]!.holes).toEqual([{ unit: 'TURNS', start: 1, end: 3 }]);
     expect(v!.reasons[1]!.holes).toEqual([{ unit: 'TURNS', start: 0, end: 8 }]);
     const [s] = spills(out);
-    expect(s).toMatchObject({ unit: 'TURNS', range: { start: 0, end: 52 }, holes: [{ unit: 'TURNS', start: 0, end: 8 }] });
+    expect(s).toMatchObject({
+      unit: 'TURNS',
+      range: { start: 0, end: 52 },
+      holes: [{ unit: 'TURNS', start: 0, end: 8 }],
+    });
     expect(audits(out).map((a) => a.code)).toEqual(['TRIGGER_NOT_BELOW_CEILING', 'PINNED_EVICTED']);
   });
 
@@ -32,6 +39,12 @@ describe("the seed's worked example", () => {
     const out = run(b.events);
     const vs = verdicts(out);
     expect(vs).toHaveLength(2);
-    expect(vs[1]).toMatchObject({ decision: 'APPROVE', basis: 'LOSSLESS_SPILL', action: 'NONE', reasons: [], diagnostic: null });
+    expect(vs[1]).toMatchObject({
+      decision: 'APPROVE',
+      basis: 'LOSSLESS_SPILL',
+      action: 'NONE',
+      reasons: [],
+      diagnostic: null,
+    });
   });
 });

@@ -216,16 +216,23 @@ export class Processor {
 
   /** State from the changelog, position from the group's committed offset, a new producer. */
   private resync(worker: PartitionWorker): void {
-    const { config: c } = this.deps;
+    const { config: c, log } = this.deps;
+    // A resync can outlive its partition (revoked) or the processor (stop()): then it must not
+    // touch the consumer, whose seek() throws once it is disconnected.
+    const gone = () => this.stopping || this.workers.get(worker.partition) !== worker;
     worker.restored = false;
     worker.ready = (async () => {
       await worker.replaceProducer().catch(() => undefined);
       await this.restore([worker]);
+      if (gone()) return;
       worker.restored = false;
       const offset = await this.committedOffset(worker.partition);
+      if (gone()) return;
       this.consumer?.seek({ topic: c.inputTopic, partition: worker.partition, offset });
       worker.restored = true;
     })();
+    // Nobody may await `ready` any more (e.g. after stop()): no unhandled rejection.
+    worker.ready.catch((e: unknown) => log.warn({ err: e, partition: worker.partition }, 'resynchronisation failed'));
   }
 
   private async committedOffset(partition: number): Promise<string> {

@@ -44,6 +44,8 @@ export interface LocalKafka {
   listeners: Record<string, string>;
   logFile: string;
   stop(): Promise<void>;
+  /** Stops the broker process and starts it again on the same ports with the same data. */
+  restart(downMs?: number): Promise<void>;
 }
 
 /** A Kafka broker with its data dir in a temp dir, deleted again on stop(). */
@@ -94,38 +96,49 @@ export async function startLocalKafka(opts: LocalKafkaOptions): Promise<LocalKaf
     output: { logFile },
     timeoutMs: opts.startTimeoutMs,
   });
-  const broker = startProcess({
-    name: 'kafka',
-    command: java,
-    args: [
-      '-Xms128m',
-      '-Xmx512m',
-      '-XX:+UseG1GC',
-      '-Djava.awt.headless=true',
-      ...classpath,
-      'kafka.Kafka',
-      config,
-    ],
-    logFile,
-  });
+  const launch = () =>
+    startProcess({
+      name: 'kafka',
+      command: java,
+      args: [
+        '-Xms128m',
+        '-Xmx512m',
+        '-XX:+UseG1GC',
+        '-Djava.awt.headless=true',
+        ...classpath,
+        'kafka.Kafka',
+        config,
+      ],
+      logFile,
+    });
+  let broker = launch();
   const brokers = [`${LOOPBACK}:${port}`];
   const stop = async (): Promise<void> => {
     await broker.stop();
     removeTempDir(workDir);
   };
-  try {
-    await waitUntil(() => isReady(brokers), {
+  const ready = () =>
+    waitUntil(() => isReady(brokers), {
       timeoutMs: opts.startTimeoutMs,
       intervalMs: 500,
       what: `Kafka at ${brokers[0]} to serve metadata, groups and transactions`,
       process: broker,
     });
+  try {
+    await ready();
   } catch (err) {
     await stop();
     throw err;
   }
+  // Same ports, same data: for broker-restart fault tests.
+  const restart = async (downMs = 0): Promise<void> => {
+    await broker.stop();
+    if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+    broker = launch();
+    await ready();
+  };
   process.stderr.write(`[services] Kafka ready in ${seconds(started)} s\n`);
-  return { brokers, listeners, logFile, stop };
+  return { brokers, listeners, logFile, stop, restart };
 }
 
 /**

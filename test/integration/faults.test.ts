@@ -6,7 +6,7 @@
  *
  * Env CG_FAULT_CYCLES: kill/restart cycles (default 20; the whole file takes about 3 to 4
  * minutes on a loaded 2-core machine).
- * A broker restart is not covered here: see the note at the end of this file.
+ * A broker restart: test/integration/broker-restart.test.ts (it needs a broker of its own).
  */
 import { generateFleetArray, Rng } from '../../src/sim';
 import type { ContextEvent } from '../../src/engine/events';
@@ -438,13 +438,3 @@ describe('DESIGN §8 under faults', () => {
     }
   });
 });
-
-/*
- * Broker restart (DESIGN §8 "a broker restart") is not exercised here: startLocalKafka
- * (src/services/localKafka.ts) picks two fresh ports with freePorts(2) on every call and its
- * stop() deletes the data dir (removeTempDir(workDir)), so a stopped broker cannot come back
- * on the same address with the same log and offsets. It would need e.g. a `restart()` on
- * LocalKafka (stop the JVM, keep workDir, start `kafka.Kafka` again with the same
- * server.properties and wait for isReady), or options `{ port, controllerPort, dataDir,
- * keepData }` for startLocalKafka.
- */

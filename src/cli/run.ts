@@ -65,7 +65,12 @@ export async function startProcessor(
       sessionsEnabled: config.httpSessions,
       sessionsToken: config.httpSessionsToken,
     },
-    { registry, processor, recent },
+    {
+      registry,
+      processor,
+      recent,
+      readinessProblems: () => (codec.unavailable === null ? [] : [codec.unavailable]),
+    },
   );
   const httpPort = await listen(server, config.httpHost, config.httpPort);
   log.info({ host: config.httpHost, port: httpPort }, 'http server listening');

@@ -280,6 +280,12 @@ export class RegistryCodec {
     return withHeader(this.idFor(this.topics.inputTopic), encodeEventAvro(e));
   }
 
+  /**
+   * Why the registry is unusable right now, or null: set by a failed schema fetch, cleared by the
+   * next answer. Input that needs an unknown schema waits meanwhile, so /readyz reports it.
+   */
+  unavailable: string | null = null;
+
   /** The writer's event schema by id: an Error value when the id is unknown or not an event schema. */
   private async writerType(id: number): Promise<Type | Error> {
     const cached = this.writers.get(id);
@@ -287,9 +293,13 @@ export class RegistryCodec {
     let schema: Type;
     try {
       schema = (await this.registry.getSchema(id)) as unknown as Type;
+      this.unavailable = null;
     } catch (e) {
-      if (!isNotFound(e))
-        throw new RegistryUnavailableError(`fetching schema ${id}: ${(e as Error).message}`);
+      if (!isNotFound(e)) {
+        this.unavailable = `schema registry unreachable while fetching schema ${id}: ${(e as Error).message}`;
+        throw new RegistryUnavailableError(this.unavailable);
+      }
+      this.unavailable = null;
       const missing = new Error(`schema id ${id} is not in the registry`);
       this.writers.set(id, missing);
       return missing;

@@ -14,7 +14,11 @@ describe('DESIGN §8 under a broker restart', () => {
   let broker: LocalKafka;
 
   beforeAll(async () => {
-    broker = await startLocalKafka({ cacheDir: cacheDir(), version: DEFAULT_KAFKA_VERSION, startTimeoutMs: 180_000 });
+    broker = await startLocalKafka({
+      cacheDir: cacheDir(),
+      version: DEFAULT_KAFKA_VERSION,
+      startTimeoutMs: 180_000,
+    });
     // The pipeline helpers read KAFKA_BROKERS when first loaded: point them at this broker.
     process.env.KAFKA_BROKERS = broker.brokers.join(',');
   });
@@ -25,11 +29,17 @@ describe('DESIGN §8 under a broker restart', () => {
 
   it('the processor recovers by itself and every output is there exactly once', async () => {
     const { codecFor, produceEvents, start, testConfig } = await import('./pipeline');
-    const { exactlyOnce, expectExactlyOnce, report, sleep, waitAllCommitted } = await import('./faults/harness');
+    const { exactlyOnce, expectExactlyOnce, report, sleep, waitAllCommitted } =
+      await import('./faults/harness');
     const started = Date.now();
     const c = testConfig({ partitions: 3, sessionTimeoutMs: 6_000, transactionTimeoutMs: 5_000 });
     expect(c.brokers).toEqual(broker.brokers);
-    const { events } = generateFleetArray({ sessions: 30, events: 2_400, seed: 303, faultyShare: 0.3 });
+    const { events } = generateFleetArray({
+      sessions: 30,
+      events: 2_400,
+      seed: 303,
+      faultyShare: 0.3,
+    });
     const half = Math.floor(events.length / 2);
     const codec = codecFor(c);
     const running = await start(c);

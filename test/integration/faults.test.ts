@@ -190,10 +190,13 @@ describe('DESIGN §8 under faults', () => {
       const readyWhileRefused = await httpStatus(running.httpPort, '/readyz');
       const during = await drain([c.verdictTopic, c.dlqTopic], 0, 1_000, 5_000);
       expect(healthz).toBe(200);
+      // Readiness reports the outage: input waits for a schema it cannot fetch.
+      expect([readyDuring503, readyWhileRefused]).toEqual([503, 503]);
       expect(during).toHaveLength(0); // nothing decided, nothing dead-lettered while it is down
       const failedCalls = proxy.requests.failed;
       await proxy.set('up');
       await waitAllCommitted(c, 180_000);
+      expect(await httpStatus(running.httpPort, '/readyz')).toBe(200);
       const r = await exactlyOnce(c, events, 90_000);
       const dlq = await drain([c.dlqTopic], 0, 1_000, 5_000);
       report('registry unavailable', {

@@ -1,0 +1,450 @@
+/**
+ * End-to-end benchmark with Kafka (issue 5): events/s from a pre-loaded input topic to
+ * committed outputs, all paths on the same broker reading the same bytes (JSON input events,
+ * keyed by sessionId, 6 partitions):
+ *
+ *   kcat pipe      kcat -C (from the beginning, exit at the end) | kcat -P: no processing
+ *   passthrough    kafkajs consumer -> kafkajs idempotent producer, no decode, no engine
+ *   plain          bench-only pipeline: decodeRecord -> evolve -> outputMessage + serializeState
+ *                  (changelog) -> idempotent producer, autoCommit consumer: the product's work
+ *                  WITHOUT transactions ("EOS off"; the processor itself has no such switch)
+ *   eos-bench      the same bench pipeline with the processor's EOS protocol (one transactional
+ *                  producer per partition, one transaction per batch with sendOffsets): timed
+ *                  per stage, to show where the product's time goes
+ *   product        the real processor (startProcessor, EOS) in a child process of its own
+ *
+ *   npm run bench:e2e                 # 200k events, 3 runs
+ *   npm run bench:e2e -- --quick      # 3k events, 1 run
+ *   npm run bench:e2e -- --events 100000 --runs 5 --skip product
+ *   npm run bench:e2e -- --format avro --skip plain,eos-bench   # Avro input (no kcat pipe)
+ *   npm run bench:e2e -- --cpu-prof /tmp/prof --skip kcat,passthrough,plain,eos-bench
+ */
+import { spawn } from 'node:child_process';
+import type { Batch, Kafka, Message, Producer } from 'kafkajs';
+import type { Config } from '../src/config/config';
+import { evolve } from '../src/engine/evolve';
+import { engineOptions } from '../src/engine/fleet';
+import { serializeState } from '../src/engine/serialize';
+import type { SessionState } from '../src/engine/state';
+import { decodeRecord, outputMessage } from '../src/kafka/records';
+import { RegistryCodec } from '../src/registry/codec';
+import { generateFleetArray } from '../src/sim';
+import {
+  benchConfig,
+  createTopic,
+  describeMachine,
+  type Env,
+  flag,
+  fmt,
+  machine,
+  openEnv,
+  option,
+  preload,
+  saveResult,
+  spawnProcessor,
+  stats,
+  topicEnd,
+  waitCommitted,
+} from './kafka-common';
+
+const QUICK = flag('quick');
+const EVENTS = Number(option('events') ?? (QUICK ? 3_000 : 200_000));
+// ~100 events per session, as bench:engine's mix (a fleet with far more sessions than that makes few requests).
+const SESSIONS = Number(option('sessions') ?? (QUICK ? 30 : 2_000));
+/** json (default: all paths, kcat included, read the same bytes) or avro (the Confluent wire format; no kcat pipe). */
+const FORMAT = (option('format') ?? 'json') as 'json' | 'avro';
+/** A V8 CPU profile of the product child per run, into this directory (see bench/cpuprofile-summary.ts). */
+const CPU_PROF = option('cpu-prof');
+const RUNS = Number(option('runs') ?? (QUICK ? 1 : 3));
+const PARTITIONS = 6;
+const SKIP = new Set((option('skip') ?? '').split(',').filter(Boolean));
+const TIMEOUT_MS = Number(option('timeout-ms') ?? 180_000);
+
+type Variant = 'kcat' | 'passthrough' | 'plain' | 'eos-bench' | 'product';
+const VARIANTS: Variant[] = ['kcat', 'passthrough', 'plain', 'eos-bench', 'product'];
+
+interface RunResult {
+  variant: Variant;
+  /** From the consumer's start (group joined / processor ready / kcat spawned) to all outputs committed. */
+  drainMs: number;
+  /** Including the start-up (group join, restore of an empty changelog, producers). */
+  totalMs: number;
+  outputs: number;
+  stages?: Record<string, number>;
+}
+
+async function kcatPipe(env: Env, input: string): Promise<RunResult> {
+  const out = `bench-kcat-out-${Date.now()}`;
+  await createTopic(env.admin, out, PARTITIONS);
+  const b = env.services.brokers.join(',');
+  const started = Date.now();
+  await new Promise<void>((resolve, reject) => {
+    const p = spawn(
+      'bash',
+      [
+        '-c',
+        `set -o pipefail; kcat -C -b ${b} -t ${input} -o beginning -e -q -f '%k\\t%s\\n' | kcat -P -b ${b} -t ${out} -K '\\t' -X acks=all -X enable.idempotence=true`,
+      ],
+      { stdio: ['ignore', 'inherit', 'inherit'] },
+    );
+    p.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`kcat pipe exited with ${code}`)),
+    );
+  });
+  const ms = Date.now() - started;
+  return { variant: 'kcat', drainMs: ms, totalMs: ms, outputs: await topicEnd(env.admin, out) };
+}
+
+/** Resolves with the time of the first GROUP_JOIN; the consumer runs `eachBatch` until stopped. */
+async function runConsumer(
+  kafka: Kafka,
+  groupId: string,
+  input: string,
+  eachBatch: (batch: Batch) => Promise<void>,
+  autoCommit: boolean,
+  onJoin: () => void,
+) {
+  const consumer = kafka.consumer({
+    groupId,
+    readUncommitted: false,
+    maxBytesPerPartition: 1_048_576,
+  });
+  consumer.on(consumer.events.GROUP_JOIN, onJoin);
+  await consumer.connect();
+  await consumer.subscribe({ topic: input, fromBeginning: true });
+  await consumer.run({
+    autoCommit,
+    eachBatchAutoResolve: true,
+    partitionsConsumedConcurrently: 3,
+    eachBatch: ({ batch }) => eachBatch(batch),
+  });
+  return consumer;
+}
+
+async function passthrough(env: Env, input: string): Promise<RunResult> {
+  const c = benchConfig(env);
+  const out = c.verdictTopic;
+  await createTopic(env.admin, out, PARTITIONS);
+  const producer = env.kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+  });
+  await producer.connect();
+  const started = Date.now();
+  let joined = 0;
+  const consumer = await runConsumer(
+    env.kafka,
+    c.groupId,
+    input,
+    async (batch) => {
+      const messages: Message[] = batch.messages.map((m) => ({ key: m.key, value: m.value }));
+      await producer.send({ topic: out, acks: -1, messages });
+    },
+    true,
+    () => (joined ||= Date.now()),
+  );
+  const done = await waitCommitted(env.admin, c.groupId, input, TIMEOUT_MS, 50);
+  await consumer.disconnect();
+  await producer.disconnect();
+  return {
+    variant: 'passthrough',
+    drainMs: done - joined,
+    totalMs: done - started,
+    outputs: await topicEnd(env.admin, out),
+  };
+}
+
+/** The product's per-batch work, optionally with its EOS protocol, timed per stage. */
+async function pipeline(env: Env, input: string, eos: boolean): Promise<RunResult> {
+  const c: Config = benchConfig(env, { inputTopic: input });
+  for (const t of [c.verdictTopic, c.spillTopic, c.auditTopic])
+    await createTopic(env.admin, t, PARTITIONS);
+  await createTopic(env.admin, c.changelogTopic, PARTITIONS, true);
+  const codec = RegistryCodec.fromConfig(c);
+  await codec.registerAll();
+  const engine = engineOptions({ graceMs: c.graceMs });
+  const states = new Map<number, Map<string, SessionState>>();
+  const producers = new Map<number, Producer>();
+  const plain = env.kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+  });
+  await plain.connect();
+  const stages = {
+    decode: 0,
+    engine: 0,
+    encode: 0,
+    send: 0,
+    sendOffsets: 0,
+    commit: 0,
+    batches: 0,
+  };
+  const now = () => Number(process.hrtime.bigint()) / 1e6;
+  const producerFor = async (p: number): Promise<Producer> => {
+    let pr = producers.get(p);
+    if (!pr) {
+      pr = env.kafka.producer({
+        transactionalId: `${c.groupId}-${input}-${p}`,
+        idempotent: true,
+        maxInFlightRequests: 1,
+        transactionTimeout: c.transactionTimeoutMs,
+        allowAutoTopicCreation: false,
+      });
+      producers.set(p, pr);
+      await pr.connect();
+    }
+    return pr;
+  };
+  const started = Date.now();
+  let joined = 0;
+  const consumer = await runConsumer(
+    env.kafka,
+    c.groupId,
+    input,
+    async (batch) => {
+      let st = states.get(batch.partition);
+      if (!st) states.set(batch.partition, (st = new Map()));
+      const overlay = new Map<string, SessionState>();
+      const sends = new Map<string, Message[]>();
+      const emit = (topic: string, m: Message) => {
+        const l = sends.get(topic);
+        if (l) l.push(m);
+        else sends.set(topic, [m]);
+      };
+      for (const m of batch.messages) {
+        let t = now();
+        const decoded = await decodeRecord(
+          { key: m.key, value: m.value, offset: m.offset },
+          c.inputFormat,
+          codec,
+        );
+        stages.decode += now() - t;
+        const inp = decoded.ok ? decoded.input : decoded.answer;
+        if (!inp) continue;
+        t = now();
+        const r = evolve(
+          overlay.get(inp.sessionId) ?? st.get(inp.sessionId),
+          inp,
+          Date.now(),
+          engine,
+        );
+        overlay.set(inp.sessionId, r.state);
+        const t2 = now();
+        stages.engine += t2 - t;
+        for (const o of r.outputs) {
+          const { topic, message } = outputMessage(o, codec, c);
+          emit(topic, message);
+        }
+        stages.encode += now() - t2;
+      }
+      let t = now();
+      for (const [sessionId, state] of overlay) {
+        emit(c.changelogTopic, {
+          key: sessionId,
+          value: serializeState(state),
+          partition: batch.partition,
+        });
+      }
+      stages.encode += now() - t;
+      const topicMessages = [...sends].map(([topic, messages]) => ({ topic, messages }));
+      t = now();
+      if (eos) {
+        const txn = await (await producerFor(batch.partition)).transaction();
+        if (topicMessages.length > 0) await txn.sendBatch({ acks: -1, topicMessages });
+        let t2 = now();
+        stages.send += t2 - t;
+        await txn.sendOffsets({
+          consumerGroupId: c.groupId,
+          topics: [
+            {
+              topic: input,
+              partitions: [
+                {
+                  partition: batch.partition,
+                  offset: (BigInt(batch.lastOffset()) + 1n).toString(),
+                },
+              ],
+            },
+          ],
+        });
+        t = now();
+        stages.sendOffsets += t - t2;
+        await txn.commit();
+        t2 = now();
+        stages.commit += t2 - t;
+      } else {
+        if (topicMessages.length > 0) await plain.sendBatch({ acks: -1, topicMessages });
+        stages.send += now() - t;
+      }
+      for (const [k, v] of overlay) st.set(k, v);
+      stages.batches++;
+    },
+    !eos,
+    () => (joined ||= Date.now()),
+  );
+  const done = await waitCommitted(env.admin, c.groupId, input, TIMEOUT_MS, 50);
+  await consumer.disconnect();
+  await Promise.all([plain, ...producers.values()].map((p) => p.disconnect()));
+  codec.close();
+  return {
+    variant: eos ? 'eos-bench' : 'plain',
+    drainMs: done - joined,
+    totalMs: done - started,
+    outputs: await topicEnd(env.admin, c.verdictTopic),
+    stages,
+  };
+}
+
+async function product(env: Env, input: string): Promise<RunResult> {
+  const c = benchConfig(env, { inputTopic: input, partitions: PARTITIONS });
+  const started = Date.now();
+  const child = await spawnProcessor(c, CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : []);
+  let done = NaN;
+  try {
+    done = await waitCommitted(env.admin, c.groupId, input, TIMEOUT_MS, 50);
+  } catch (e) {
+    // Recorded as a failed run (left out of the medians), not the end of the benchmark.
+    console.error(`product run FAILED: ${(e as Error).message}`);
+  }
+  await child.stop();
+  return {
+    variant: 'product',
+    drainMs: done - child.readyAt,
+    totalMs: done - started,
+    outputs: await topicEnd(env.admin, c.verdictTopic),
+  };
+}
+
+async function main(): Promise<void> {
+  const env = await openEnv();
+  try {
+    const m0 = machine();
+    const input = `bench-e2e-in-${Date.now()}`;
+    await createTopic(env.admin, input, PARTITIONS);
+    const t0 = Date.now();
+    const { events } = generateFleetArray({
+      sessions: SESSIONS,
+      events: EVENTS,
+      seed: 20_261_202,
+      faultyShare: 0.1,
+    });
+    let encode = (e: (typeof events)[number]): Buffer | string => JSON.stringify(e);
+    if (FORMAT === 'avro') {
+      const codec = RegistryCodec.fromConfig(benchConfig(env, { inputTopic: input }));
+      await codec.registerAll();
+      encode = (e) => codec.encodeEvent(e);
+      SKIP.add('kcat');
+    }
+    const messages: Message[] = events.map((e) => ({ key: e.sessionId, value: encode(e) }));
+    const requests = events.filter((e) => e.type === 'CompactionRequested').length;
+    const bytes = messages.reduce((n, x) => n + (x.value as string | Buffer).length, 0);
+    console.error(
+      `generated ${EVENTS} events (${requests} requests, ${SESSIONS} sessions, ${fmt(bytes / EVENTS)} B/event) in ${Date.now() - t0} ms`,
+    );
+    const loadMs = await preload(env.kafka, input, messages);
+    console.error(`pre-loaded ${input} (${PARTITIONS} partitions) in ${loadMs} ms`);
+    const runs: RunResult[] = [];
+    for (let r = 1; r <= RUNS; r++) {
+      for (const v of VARIANTS) {
+        if (SKIP.has(v)) continue;
+        const res =
+          v === 'kcat'
+            ? await kcatPipe(env, input)
+            : v === 'passthrough'
+              ? await passthrough(env, input)
+              : v === 'product'
+                ? await product(env, input)
+                : await pipeline(env, input, v === 'eos-bench');
+        runs.push(res);
+        console.error(
+          `run ${r}/${RUNS} ${v}: drain ${res.drainMs} ms (${fmt(EVENTS / (res.drainMs / 1000))} events/s), total ${res.totalMs} ms, ${res.outputs} outputs`,
+        );
+      }
+    }
+    const m1 = machine();
+    const summary: Record<
+      string,
+      {
+        eventsPerSec: ReturnType<typeof stats>;
+        drainMs: ReturnType<typeof stats>;
+        totalMs: ReturnType<typeof stats>;
+        outputs: number;
+        stagesUsPerEvent?: Record<string, number>;
+      }
+    > = {};
+    for (const v of VARIANTS) {
+      const failed = runs.filter((x) => x.variant === v && !Number.isFinite(x.drainMs)).length;
+      if (failed > 0)
+        console.log(
+          `${v}: ${failed} run(s) FAILED (not committed within ${TIMEOUT_MS} ms), left out of the medians`,
+        );
+      const rs = runs.filter((x) => x.variant === v && Number.isFinite(x.drainMs));
+      if (rs.length === 0) continue;
+      const s: (typeof summary)[string] = {
+        eventsPerSec: stats(rs.map((x) => EVENTS / (x.drainMs / 1000))),
+        drainMs: stats(rs.map((x) => x.drainMs)),
+        totalMs: stats(rs.map((x) => x.totalMs)),
+        outputs: rs[0]!.outputs,
+      };
+      if (rs[0]!.stages) {
+        const keys = Object.keys(rs[0]!.stages).filter((k) => k !== 'batches');
+        s.stagesUsPerEvent = Object.fromEntries(
+          keys.map((k) => [k, stats(rs.map((x) => (x.stages![k]! * 1000) / EVENTS)).median]),
+        );
+        s.stagesUsPerEvent.batches = stats(rs.map((x) => x.stages!.batches!)).median;
+      }
+      summary[v] = s;
+    }
+    const base = summary.kcat?.eventsPerSec.median ?? NaN; // NaN without kcat (--format avro)
+    const pass = summary.passthrough?.eventsPerSec.median ?? NaN;
+    console.log(
+      `\n## e2e: ${EVENTS} ${FORMAT.toUpperCase()} events, ${SESSIONS} sessions, ${requests} requests, ${PARTITIONS} partitions, ${RUNS} runs`,
+    );
+    console.log(
+      `machine: ${describeMachine(m0)} (before); load avg after ${(m1.loadavg as number[]).join(' ')}\n`,
+    );
+    console.log(
+      '| path | events/s (median drain) | min | max | drain ms | total ms (with start-up) | ÷ kcat pipe | ÷ kafkajs pass-through |',
+    );
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const [v, s] of Object.entries(summary)) {
+      console.log(
+        `| ${v} | ${fmt(s.eventsPerSec.median)} | ${fmt(s.eventsPerSec.min)} | ${fmt(s.eventsPerSec.max)} | ${fmt(s.drainMs.median)} | ${fmt(s.totalMs.median)} | ${fmt(s.eventsPerSec.median / base, 2)} | ${fmt(s.eventsPerSec.median / pass, 2)} |`,
+      );
+    }
+    for (const v of ['plain', 'eos-bench'] as const) {
+      const st = summary[v]?.stagesUsPerEvent;
+      if (!st) continue;
+      const total = 1e6 / summary[v]!.eventsPerSec.median;
+      const parts = Object.entries(st)
+        .filter(([k]) => k !== 'batches')
+        .map(([k, us]) => `${k} ${fmt(us, 1)} µs (${fmt((100 * us) / total)} %)`);
+      console.log(
+        `\n${v}: per event ${fmt(total, 1)} µs wall; ${parts.join(', ')}; ${fmt(st.batches!)} batches (${fmt(EVENTS / st.batches!)} events/batch)`,
+      );
+    }
+    const file = saveResult('e2e', {
+      format: FORMAT,
+      machine: { before: m0, after: m1 },
+      events: EVENTS,
+      sessions: SESSIONS,
+      requests,
+      partitions: PARTITIONS,
+      runs,
+      summary,
+    });
+    console.error(`\nresult: ${file}`);
+  } finally {
+    await env.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,278 @@
+/**
+ * Shared pieces of the Kafka benchmarks (bench/e2e.ts, latency.ts, restore.ts, scaleout.ts):
+ * the broker + registry (provideServices: KAFKA_BROKERS/SCHEMA_REGISTRY_URL if set, else a local
+ * Kafka KRaft broker + Apicurio started from the Maven cache), unique configs, pre-loading an
+ * input topic, waiting for a group to commit to the end, the machine description and statistics.
+ */
+import { randomUUID } from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Kafka, logLevel, type Admin, type Message, type Producer } from 'kafkajs';
+import { DEFAULTS, type Config } from '../src/config/config';
+import { provideServices, type Services } from '../src/services';
+import { DEFAULT_KAFKA_VERSION } from '../src/services/maven';
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function flag(name: string): boolean {
+  return process.argv.includes(`--${name}`);
+}
+
+export function option(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+export interface Env {
+  services: Services;
+  kafka: Kafka;
+  admin: Admin;
+  stop(): Promise<void>;
+}
+
+export async function openEnv(): Promise<Env> {
+  const started = Date.now();
+  const services = await provideServices({ docker: false });
+  console.error(
+    `services (${services.mode}) ready in ${Date.now() - started} ms: ${services.brokers.join(',')}`,
+  );
+  const kafka = new Kafka({
+    clientId: 'cg-bench',
+    brokers: services.brokers,
+    logLevel: logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  return {
+    services,
+    kafka,
+    admin,
+    async stop() {
+      await admin.disconnect().catch(() => undefined);
+      await services.stop();
+    },
+  };
+}
+
+/** A config with topic and group names unique to one run. */
+export function benchConfig(env: Env, overrides: Partial<Config> = {}): Config {
+  const id = randomUUID().slice(0, 8);
+  return {
+    ...DEFAULTS,
+    brokers: env.services.brokers,
+    registryUrl: env.services.registryUrl,
+    groupId: `bench-${id}`,
+    inputTopic: `bench-in-${id}`,
+    verdictTopic: `bench-verdicts-${id}`,
+    spillTopic: `bench-spills-${id}`,
+    auditTopic: `bench-audit-${id}`,
+    dlqTopic: `bench-in-${id}.dlq`,
+    changelogTopic: `bench-state-${id}`,
+    logLevel: 'silent',
+    httpHost: '127.0.0.1',
+    httpPort: 0,
+    sessionTimeoutMs: 10_000,
+    ...overrides,
+  };
+}
+
+export async function createTopic(
+  admin: Admin,
+  topic: string,
+  partitions: number,
+  compact = false,
+): Promise<void> {
+  await admin.createTopics({
+    waitForLeaders: false,
+    topics: [
+      {
+        topic,
+        numPartitions: partitions,
+        replicationFactor: 1,
+        configEntries: compact
+          ? [
+              { name: 'cleanup.policy', value: 'compact' },
+              { name: 'min.compaction.lag.ms', value: '0' },
+            ]
+          : [],
+      },
+    ],
+  });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      const ps = topics[0]?.partitions ?? [];
+      if (ps.length === partitions && ps.every((p) => p.leader >= 0)) return;
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+    }
+    if (Date.now() > deadline) throw new Error(`topic ${topic} has no leaders after 30 s`);
+    await sleep(100);
+  }
+}
+
+/** Produces messages (idempotent, acks=all) in chunks with several sends in flight per round. */
+export async function preload(
+  kafka: Kafka,
+  topic: string,
+  messages: readonly Message[],
+  chunk = 2000,
+): Promise<number> {
+  const producer: Producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 5,
+    allowAutoTopicCreation: false,
+  });
+  await producer.connect();
+  const started = Date.now();
+  try {
+    for (let i = 0; i < messages.length; i += chunk * 4) {
+      const sends: Promise<unknown>[] = [];
+      for (let j = i; j < Math.min(i + chunk * 4, messages.length); j += chunk) {
+        sends.push(
+          producer.send({ topic, acks: -1, messages: messages.slice(j, j + chunk) as Message[] }),
+        );
+      }
+      await Promise.all(sends);
+    }
+  } finally {
+    await producer.disconnect();
+  }
+  return Date.now() - started;
+}
+
+/** Sum of the high watermarks of a topic's partitions. */
+export async function topicEnd(admin: Admin, topic: string): Promise<number> {
+  const offsets = await admin.fetchTopicOffsets(topic);
+  return offsets.reduce((n, p) => n + Number(p.high), 0);
+}
+
+/** Waits until the group's committed offsets reach the input topic's end on every partition. */
+export async function waitCommitted(
+  admin: Admin,
+  groupId: string,
+  topic: string,
+  timeoutMs: number,
+  pollMs = 100,
+): Promise<number> {
+  const ends = new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, p.high]));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const [t] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    const parts = t?.partitions ?? [];
+    if (parts.length === ends.size && parts.every((p) => p.offset === ends.get(p.partition)))
+      return Date.now();
+    if (Date.now() > deadline) {
+      const done = parts.reduce((n, p) => n + Math.max(0, Number(p.offset)), 0);
+      throw new Error(
+        `group ${groupId} did not commit to the end of ${topic} within ${timeoutMs} ms (${done} committed)`,
+      );
+    }
+    await sleep(pollMs);
+  }
+}
+
+export interface Stats {
+  median: number;
+  min: number;
+  max: number;
+}
+
+export function stats(xs: readonly number[]): Stats {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  const median = n === 0 ? NaN : n % 2 ? s[(n - 1) / 2]! : (s[n / 2 - 1]! + s[n / 2]!) / 2;
+  return { median, min: s[0] ?? NaN, max: s[n - 1] ?? NaN };
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+export const fmt = (x: number, digits = 0) =>
+  Number.isFinite(x)
+    ? x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : String(x);
+
+export function machine(): Record<string, unknown> {
+  let cpusAllowed: string | null = null;
+  try {
+    cpusAllowed =
+      /Cpus_allowed_list:\s*(\S+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))?.[1] ?? null;
+  } catch {
+    /* not Linux */
+  }
+  return {
+    cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+    nproc: os.cpus().length,
+    cpusAllowed,
+    node: process.version,
+    kafka: process.env.KAFKA_BROKERS
+      ? 'external (KAFKA_BROKERS)'
+      : `${DEFAULT_KAFKA_VERSION} (local KRaft, 1 broker)`,
+    totalMemGiB: Math.round(os.totalmem() / 2 ** 30),
+    loadavg: os.loadavg().map((x) => Number(x.toFixed(2))),
+  };
+}
+
+export function describeMachine(m: Record<string, unknown>): string {
+  return `${m.cpuModel}, nproc ${m.nproc}, Node ${m.node}, Kafka ${m.kafka}, ${m.totalMemGiB} GiB; load avg ${(m.loadavg as number[]).join(' ')}`;
+}
+
+/** Writes the JSON result next to the benchmarks (bench/results/<name>-<date>.json). */
+export function saveResult(name: string, result: unknown): string {
+  const dir = path.join(__dirname, 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify(result, null, 2));
+  return file;
+}
+
+/**
+ * A processor instance in a child process of its own (bench/processor-child.ts), as deployed:
+ * its own event loop and core. Resolves once it is ready (group joined, state restored).
+ */
+export interface Child {
+  proc: ChildProcess;
+  readyAt: number;
+  stop(): Promise<void>;
+}
+
+export function spawnProcessor(config: Config, extraNodeArgs: string[] = []): Promise<Child> {
+  const proc = spawn(
+    process.execPath,
+    [...extraNodeArgs, '--import', 'tsx', path.join(__dirname, 'processor-child.ts')],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+      env: { ...process.env, CG_BENCH_CONFIG: JSON.stringify(config) },
+    },
+  );
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    proc.once('exit', (code) =>
+      reject(new Error(`processor child exited with ${code} before ready`)),
+    );
+    proc.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      if (buf.includes('READY')) {
+        proc.removeAllListeners('exit');
+        resolve({
+          proc,
+          readyAt: Date.now(),
+          stop: () =>
+            new Promise<void>((res) => {
+              if (proc.exitCode !== null) return res();
+              proc.once('exit', () => res());
+              proc.kill('SIGTERM');
+              setTimeout(() => proc.kill('SIGKILL'), 15_000).unref();
+            }),
+        });
+      }
+    });
+  });
+}

@@ -1,0 +1,336 @@
+/**
+ * Verdict latency (issue 5): p50/p99/p99.9 from a CompactionRequested produced to its verdict
+ * visible to a read_committed consumer, at fixed request rates while 5× as many TurnAppended
+ * flow. The real processor (startProcessor, EOS) runs in a child process of its own; this
+ * process produces (Avro wire format, idempotent producer, acks=all) and consumes.
+ * Wall clock: the producer stamps occurredAt = send time; the verdict carries requestedAt
+ * (= the request's occurredAt); latency = receive time − requestedAt.
+ *
+ *   npm run bench:latency                       # 100, 1000, 2000 req/s; 3 runs of 10 s each
+ *   npm run bench:latency -- --quick            # 100 req/s, 1 run of 3 s
+ *   npm run bench:latency -- --rates 500,1000 --seconds 20 --runs 5
+ *
+ * Baseline on the same broker: a kafkajs "echo" in the same child-process position (consume
+ * the input read_committed, produce each request unchanged to the output topic, idempotent,
+ * no transaction): the latency of the Kafka round trip alone with these clients.
+ */
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+import type { Message } from 'kafkajs';
+import type { Config } from '../src/config/config';
+import type { ContextEvent } from '../src/engine/events';
+import { RegistryCodec } from '../src/registry/codec';
+import { verdictType } from '../src/schema/schemas';
+import { TYPICAL_POLICY } from './typical';
+import {
+  benchConfig,
+  createTopic,
+  describeMachine,
+  type Env,
+  flag,
+  fmt,
+  machine,
+  openEnv,
+  option,
+  percentile,
+  saveResult,
+  sleep,
+  spawnProcessor,
+  stats,
+} from './kafka-common';
+
+const QUICK = flag('quick');
+const RATES = (option('rates') ?? (QUICK ? '100' : '100,1000,2000')).split(',').map(Number);
+const SECONDS = Number(option('seconds') ?? (QUICK ? 3 : 10));
+const WARMUP_S = Number(option('warmup') ?? (QUICK ? 1 : 2));
+const RUNS = Number(option('runs') ?? (QUICK ? 1 : 3));
+const TURNS_PER_REQUEST = 5;
+const SESSIONS = 1000;
+const PARTITIONS = 6;
+const TICK_MS = 5;
+const SKIP = new Set((option('skip') ?? '').split(',').filter(Boolean));
+
+/** Sessions cycling through: SessionOpened, then (5 TurnAppended, 1 CompactionRequested)*. */
+class Traffic {
+  private readonly seq: number[] = new Array<number>(SESSIONS).fill(0);
+  private readonly turn: number[] = new Array<number>(SESSIONS).fill(0);
+  private next = 0;
+  constructor(private readonly prefix: string) {}
+
+  /** The next `n` events of one session-slot round robin; a request every 6th event of a session. */
+  take(requests: number): ContextEvent[] {
+    const out: ContextEvent[] = [];
+    for (let r = 0; r < requests; r++) {
+      const i = this.next++ % SESSIONS;
+      const sessionId = `${this.prefix}-${i}`;
+      const now = Date.now();
+      const env = () => {
+        const s = this.seq[i]!++;
+        return { sessionId, seq: s, eventId: `${sessionId}-${s}`, occurredAt: now };
+      };
+      if (this.seq[i] === 0) out.push({ type: 'SessionOpened', ...env(), policy: TYPICAL_POLICY });
+      for (let k = 0; k < TURNS_PER_REQUEST; k++) {
+        const t = this.turn[i]!++;
+        out.push({
+          type: 'TurnAppended',
+          ...env(),
+          turn: t,
+          tokens: { start: t * 100, end: t * 100 + 100 },
+          messages: { start: t, end: t + 1 },
+          role: t === 0 ? 'SYSTEM' : 'USER',
+          pins: [],
+        });
+      }
+      const t = this.turn[i]!;
+      out.push({
+        type: 'CompactionRequested',
+        ...env(),
+        requestId: `r-${t}`,
+        unit: 'TURNS',
+        summaryInput: { start: 0, end: Math.max(1, t - 2) },
+        tailStart: Math.max(1, t - 2),
+        occupancyTokens: 100_500,
+      });
+    }
+    return out;
+  }
+}
+
+interface RunResult {
+  rate: number;
+  path: 'product' | 'echo';
+  sent: number;
+  received: number;
+  achievedRate: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+async function runOnce(env: Env, rate: number, pathName: 'product' | 'echo'): Promise<RunResult> {
+  const c: Config = benchConfig(env, { partitions: PARTITIONS });
+  await createTopic(env.admin, c.inputTopic, PARTITIONS);
+  let stopChild: () => Promise<void>;
+  if (pathName === 'product') {
+    const child = await spawnProcessor(c);
+    stopChild = child.stop;
+  } else {
+    await createTopic(env.admin, c.verdictTopic, PARTITIONS);
+    const proc = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(__dirname, 'latency.ts'), '--echo-child'],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { ...process.env, CG_BENCH_CONFIG: JSON.stringify(c) },
+      },
+    );
+    await new Promise<void>((res, rej) => {
+      proc.stdout!.on('data', (d: Buffer) => d.toString().includes('READY') && res());
+      proc.once('exit', (code) => rej(new Error(`echo child exited ${code}`)));
+    });
+    proc.removeAllListeners('exit');
+    stopChild = () =>
+      new Promise<void>((res) =>
+        proc.exitCode !== null ? res() : (proc.once('exit', () => res()), proc.kill('SIGTERM')),
+      );
+  }
+  const codec = RegistryCodec.fromConfig(c);
+  await codec.registerAll();
+  const latencies: number[] = [];
+  let received = 0;
+  let measureFrom = Infinity;
+  const consumer = env.kafka.consumer({
+    groupId: `${c.groupId}-reader`,
+    readUncommitted: false,
+    maxWaitTimeInMs: 100,
+  });
+  let joined!: () => void;
+  const joinedP = new Promise<void>((r) => (joined = r));
+  consumer.on(consumer.events.GROUP_JOIN, () => joined());
+  await consumer.connect();
+  await consumer.subscribe({ topic: c.verdictTopic, fromBeginning: true });
+  await consumer.run({
+    eachBatch: async ({ batch }) => {
+      const at = Date.now();
+      for (const m of batch.messages) {
+        if (pathName === 'echo' && !m.headers?.at) continue;
+        const requestedAt =
+          pathName === 'product'
+            ? Number(
+                (verdictType.fromBuffer(m.value!.subarray(5)) as { requestedAt: number })
+                  .requestedAt,
+              )
+            : Number(m.headers!.at!.toString());
+        received++;
+        if (requestedAt >= measureFrom) latencies.push(at - requestedAt);
+      }
+    },
+  });
+  await joinedP;
+  const producer = env.kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+  });
+  await producer.connect();
+  const traffic = new Traffic(`lat-${c.groupId}`);
+  const started = Date.now();
+  measureFrom = started + WARMUP_S * 1000;
+  const endAt = measureFrom + SECONDS * 1000;
+  let sent = 0;
+  let sentMeasured = 0;
+  // Open loop with catch-up: every tick, send what is due by now (a late tick sends more).
+  while (Date.now() < endAt) {
+    const due = Math.floor(((Date.now() - started) / 1000) * rate) - sent;
+    if (due > 0) {
+      const events = traffic.take(due);
+      const messages: Message[] = events.map((e) => ({
+        key: e.sessionId,
+        value: codec.encodeEvent(e),
+        headers: e.type === 'CompactionRequested' ? { at: String(e.occurredAt) } : {},
+      }));
+      await producer.send({ topic: c.inputTopic, acks: -1, messages });
+      sent += due;
+      if (Date.now() >= measureFrom) sentMeasured += due;
+    } else {
+      await sleep(TICK_MS);
+    }
+  }
+  const measuredS = (Date.now() - measureFrom) / 1000;
+  // Let the tail arrive (up to 10 s).
+  const waitUntil = Date.now() + 10_000;
+  while (received < sent && Date.now() < waitUntil) await sleep(50);
+  await producer.disconnect();
+  await consumer.disconnect();
+  await stopChild();
+  codec.close();
+  latencies.sort((a, b) => a - b);
+  return {
+    rate,
+    path: pathName,
+    sent,
+    received,
+    achievedRate: sentMeasured / measuredS,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    p999: percentile(latencies, 99.9),
+    max: latencies[latencies.length - 1] ?? NaN,
+  };
+}
+
+/** Baseline child: consume the input read_committed, produce each request as is (no engine, no transaction). */
+async function echoChild(): Promise<void> {
+  const { Kafka, logLevel } = await import('kafkajs');
+  const c = JSON.parse(process.env.CG_BENCH_CONFIG!) as Config;
+  const kafka = new Kafka({
+    clientId: 'cg-bench-echo',
+    brokers: c.brokers,
+    logLevel: logLevel.NOTHING,
+  });
+  const producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+  });
+  await producer.connect();
+  const consumer = kafka.consumer({ groupId: c.groupId, readUncommitted: false });
+  let ready = false;
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    if (!ready) process.stdout.write('READY\n');
+    ready = true;
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topic: c.inputTopic, fromBeginning: true });
+  await consumer.run({
+    partitionsConsumedConcurrently: 3,
+    eachBatch: async ({ batch }) => {
+      await producer.send({
+        topic: c.verdictTopic,
+        acks: -1,
+        messages: batch.messages.map((m) => ({ key: m.key, value: m.value, headers: m.headers })),
+      });
+    },
+  });
+  process.once(
+    'SIGTERM',
+    () =>
+      void Promise.all([consumer.disconnect(), producer.disconnect()]).finally(() =>
+        process.exit(0),
+      ),
+  );
+}
+
+async function main(): Promise<void> {
+  const env = await openEnv();
+  try {
+    const m0 = machine();
+    const runs: RunResult[] = [];
+    for (const rate of RATES) {
+      for (let r = 1; r <= RUNS; r++) {
+        for (const p of ['echo', 'product'] as const) {
+          if (SKIP.has(p)) continue;
+          const res = await runOnce(env, rate, p);
+          runs.push(res);
+          console.error(
+            `rate ${rate}/s run ${r}/${RUNS} ${p}: achieved ${fmt(res.achievedRate)} req/s, sent ${res.sent}, received ${res.received}; p50 ${res.p50} ms, p99 ${res.p99} ms, p99.9 ${res.p999} ms, max ${res.max} ms`,
+          );
+        }
+      }
+    }
+    const m1 = machine();
+    console.log(
+      `\n## verdict latency: ${RUNS} runs × ${SECONDS} s (after ${WARMUP_S} s warm-up) per rate; ${TURNS_PER_REQUEST} TurnAppended per request; ${SESSIONS} sessions; ${PARTITIONS} partitions`,
+    );
+    console.log(
+      `machine: ${describeMachine(m0)} (before); load avg after ${(m1.loadavg as number[]).join(' ')}\n`,
+    );
+    console.log(
+      '| req/s (target) | path | achieved req/s | p50 ms | p99 ms | p99.9 ms | max ms | p99 ÷ echo p99 |',
+    );
+    console.log('|---:|---|---:|---:|---:|---:|---:|---:|');
+    const summary: Record<string, unknown>[] = [];
+    for (const rate of RATES) {
+      const echoP99 = stats(
+        runs.filter((x) => x.rate === rate && x.path === 'echo').map((x) => x.p99),
+      ).median;
+      for (const p of ['echo', 'product'] as const) {
+        const rs = runs.filter((x) => x.rate === rate && x.path === p);
+        if (rs.length === 0) continue;
+        const med = (k: keyof RunResult) => stats(rs.map((x) => x[k] as number)).median;
+        const row = {
+          rate,
+          path: p,
+          achieved: med('achievedRate'),
+          p50: med('p50'),
+          p99: med('p99'),
+          p999: med('p999'),
+          max: med('max'),
+        };
+        summary.push(row);
+        console.log(
+          `| ${rate} | ${p} | ${fmt(row.achieved)} | ${fmt(row.p50)} | ${fmt(row.p99)} | ${fmt(row.p999)} | ${fmt(row.max)} | ${p === 'product' ? fmt(row.p99 / echoP99, 1) : '1'} |`,
+        );
+      }
+    }
+    const file = saveResult('latency', { machine: { before: m0, after: m1 }, runs, summary });
+    console.error(`\nresult: ${file}`);
+  } finally {
+    await env.stop();
+  }
+}
+
+if (flag('echo-child')) {
+  echoChild().catch((e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  });
+} else {
+  main().then(
+    () => process.exit(0),
+    (e: unknown) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,24 @@
+/**
+ * The real processor (startProcessor) in a child process of a benchmark: config as JSON in
+ * env CG_BENCH_CONFIG; prints READY once the group is joined and state restored; stops on SIGTERM.
+ */
+import pino from 'pino';
+import type { Config } from '../src/config/config';
+import { startProcessor } from '../src/cli/run';
+
+async function main(): Promise<void> {
+  const config = JSON.parse(process.env.CG_BENCH_CONFIG ?? '{}') as Config;
+  const running = await startProcessor(config, pino({ level: process.env.CG_BENCH_LOG ?? 'warn' }));
+  while (!running.processor.isReady()) await new Promise((r) => setTimeout(r, 20));
+  process.stdout.write('READY\n');
+  const stop = () => {
+    void running.stop().finally(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

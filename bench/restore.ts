@@ -1,0 +1,265 @@
+/**
+ * Memory and restore (issue 5).
+ *
+ * 1. Engine only (no Kafka): heap per tracked session and ns per decision (Fleet.process of a
+ *    CompactionRequested on random distinct sessions) at 10k, 100k, 1M sessions. Every session
+ *    holds the state of bench/typical.ts's typical session (200 turns, 3 pins, 2 truncations,
+ *    3 compactions), each a fresh object graph from deserializeState, exactly as a restore
+ *    builds it.
+ * 2. Restore: the changelog is written directly (serializeState of that typical state, keyed by
+ *    sessionId, spread over 6 partitions), then `startProcessor` is timed until
+ *    `processor.isReady()` (group join + zombie-fencing producers + barriers + reading the
+ *    changelog), in this process; heap per restored session (after GC) alongside.
+ *    Baseline on the same broker: kcat reading the same changelog to the end (-e) into /dev/null.
+ *
+ *   npm run bench:restore                       # 10k/100k/1M engine; restore 100k (3 runs) and 1M (1 run)
+ *   npm run bench:restore -- --quick            # 1k/5k engine; restore 5k, 1 run
+ *   npm run bench:restore -- --restore 100000 --runs 3 --engine 10000,100000
+ */
+import { spawn } from 'node:child_process';
+import type { Message } from 'kafkajs';
+import pino from 'pino';
+import { startProcessor } from '../src/cli/run';
+import type { CompactionRequested } from '../src/engine/events';
+import { Fleet } from '../src/engine/fleet';
+import { deserializeState, serializeState } from '../src/engine/serialize';
+import { typicalSession } from './typical';
+import {
+  benchConfig,
+  createTopic,
+  describeMachine,
+  type Env,
+  flag,
+  fmt,
+  machine,
+  openEnv,
+  option,
+  preload,
+  saveResult,
+  sleep,
+  stats,
+} from './kafka-common';
+
+const QUICK = flag('quick');
+const ENGINE_SIZES = (option('engine') ?? (QUICK ? '1000,5000' : '10000,100000,1000000'))
+  .split(',')
+  .filter(Boolean)
+  .map(Number);
+const RESTORE_SIZES = (option('restore') ?? (QUICK ? '5000' : '100000,1000000'))
+  .split(',')
+  .filter(Boolean)
+  .map(Number);
+const RUNS = Number(option('runs') ?? (QUICK ? 1 : 3));
+/** Restores of 1M sessions and more: runs each (they take long). */
+const RUNS_LARGE = Number(option('runs-large') ?? 1);
+const DECISIONS = Number(option('decisions') ?? (QUICK ? 1000 : 10_000));
+const PARTITIONS = 6;
+
+const g = (globalThis as { gc?: () => void }).gc;
+function gc(): void {
+  if (!g) throw new Error('run node with --expose-gc (npm run bench:restore does)');
+  for (let i = 0; i < 3; i++) g();
+}
+
+const typical = (() => {
+  const fleet = new Fleet();
+  const { events } = typicalSession('t');
+  for (const e of events) fleet.process(e, e.occurredAt);
+  return { bytes: serializeState(fleet.get('t')!), nextSeq: events.length };
+})();
+
+function request(sessionId: string, seq: number): CompactionRequested {
+  return {
+    type: 'CompactionRequested',
+    sessionId,
+    seq,
+    eventId: `${sessionId}-${seq}`,
+    occurredAt: 1_767_225_600_000 + seq * 1000,
+    requestId: `bench-${seq}`,
+    unit: 'TURNS',
+    summaryInput: { start: 0, end: 190 },
+    tailStart: 190,
+    occupancyTokens: 100_500,
+  };
+}
+
+interface EngineRow {
+  sessions: number;
+  heapBytesPerSession: number;
+  nsPerDecision: ReturnType<typeof stats>;
+}
+
+function engineAt(n: number): EngineRow {
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const fleet = new Fleet();
+  for (let i = 0; i < n; i++) fleet.set(`sess-${i}`, deserializeState(typical.bytes));
+  gc();
+  const heapBytesPerSession = (process.memoryUsage().heapUsed - before) / n;
+  // Distinct random sessions per round (a partial Fisher-Yates over the ids), one request each.
+  const m = Math.min(DECISIONS, n);
+  const ids = Array.from({ length: n }, (_, i) => i);
+  let x = 12345;
+  const rnd = () => (x = (x * 1103515245 + 12345) & 0x7fffffff) / 0x80000000;
+  const rounds: number[] = [];
+  for (let round = 0; round < 6; round++) {
+    for (let i = 0; i < m; i++) {
+      const j = i + Math.floor(rnd() * (n - i));
+      [ids[i], ids[j]] = [ids[j]!, ids[i]!];
+    }
+    const inputs = ids.slice(0, m).map((i) => request(`sess-${i}`, typical.nextSeq));
+    const t = process.hrtime.bigint();
+    for (const input of inputs) fleet.process(input, input.occurredAt);
+    const ns = Number(process.hrtime.bigint() - t) / m;
+    // Round 0 is a warm-up.
+    if (round > 0) rounds.push(ns);
+    // Every round decides on the typical state: reset the sessions just asked.
+    for (const i of ids.slice(0, m)) fleet.set(`sess-${i}`, deserializeState(typical.bytes));
+  }
+  return { sessions: n, heapBytesPerSession, nsPerDecision: stats(rounds) };
+}
+
+interface RestoreRun {
+  sessions: number;
+  readyMs: number;
+  heapBytesPerSession: number;
+  kcatReadMs: number;
+}
+
+async function writeChangelog(env: Env, n: number): Promise<string> {
+  const topic = `bench-changelog-${n}-${Date.now()}`;
+  await createTopic(env.admin, topic, PARTITIONS, true);
+  const chunk = 50_000;
+  let ms = 0;
+  for (let i = 0; i < n; i += chunk) {
+    const messages: Message[] = [];
+    for (let k = i; k < Math.min(n, i + chunk); k++)
+      messages.push({ key: `sess-${k}`, value: typical.bytes, partition: k % PARTITIONS });
+    ms += await preload(env.kafka, topic, messages, 5000);
+  }
+  console.error(
+    `wrote ${fmt(n)} changelog records (${typical.bytes.length} B each) to ${topic} in ${ms} ms`,
+  );
+  return topic;
+}
+
+async function kcatRead(env: Env, topic: string, n: number): Promise<number> {
+  const t = Date.now();
+  await new Promise<void>((resolve, reject) => {
+    const p = spawn(
+      'bash',
+      [
+        '-c',
+        `kcat -C -b ${env.services.brokers.join(',')} -t ${topic} -o beginning -e -q -f '%k%s' > /dev/null`,
+      ],
+      {
+        stdio: 'inherit',
+      },
+    );
+    p.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`kcat exited ${code}`))));
+  });
+  void n;
+  return Date.now() - t;
+}
+
+async function restoreOnce(env: Env, changelog: string, n: number): Promise<RestoreRun> {
+  const c = benchConfig(env, { changelogTopic: changelog, partitions: PARTITIONS });
+  await createTopic(env.admin, c.inputTopic, PARTITIONS);
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const t = Date.now();
+  const running = await startProcessor(c, pino({ level: 'silent' }));
+  while (!running.processor.isReady()) await sleep(10);
+  const readyMs = Date.now() - t;
+  const count = running.processor.sessionCount();
+  if (count !== n) throw new Error(`restored ${count} sessions, expected ${n}`);
+  gc();
+  const heapBytesPerSession = (process.memoryUsage().heapUsed - before) / n;
+  await running.stop();
+  return {
+    sessions: n,
+    readyMs,
+    heapBytesPerSession,
+    kcatReadMs: await kcatRead(env, changelog, n),
+  };
+}
+
+async function main(): Promise<void> {
+  const m0 = machine();
+  const engine: EngineRow[] = [];
+  for (const n of ENGINE_SIZES) {
+    const t = Date.now();
+    const row = engineAt(n);
+    engine.push(row);
+    console.error(
+      `engine ${fmt(n)} sessions: heap ${fmt(row.heapBytesPerSession)} B/session, ${fmt(row.nsPerDecision.median)} ns/decision (min ${fmt(row.nsPerDecision.min)}, max ${fmt(row.nsPerDecision.max)}) [${Date.now() - t} ms]`,
+    );
+  }
+  const restores: RestoreRun[] = [];
+  if (RESTORE_SIZES.length > 0) {
+    const env = await openEnv();
+    try {
+      for (const n of RESTORE_SIZES) {
+        const topic = await writeChangelog(env, n);
+        const runs = n >= 1_000_000 ? RUNS_LARGE : RUNS;
+        for (let r = 1; r <= runs; r++) {
+          const res = await restoreOnce(env, topic, n);
+          restores.push(res);
+          console.error(
+            `restore ${fmt(n)} run ${r}/${runs}: ready in ${fmt(res.readyMs)} ms (${fmt(n / (res.readyMs / 1000))} sessions/s), heap ${fmt(res.heapBytesPerSession)} B/session; kcat reads the changelog in ${fmt(res.kcatReadMs)} ms`,
+          );
+        }
+        await env.admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      }
+    } finally {
+      await env.stop();
+    }
+  }
+  const m1 = machine();
+  console.log(
+    `\n## memory and restore: typical session state ${typical.bytes.length} B serialized`,
+  );
+  console.log(
+    `machine: ${describeMachine(m0)} (before); load avg after ${(m1.loadavg as number[]).join(' ')}\n`,
+  );
+  console.log(
+    '| sessions | heap B/session (engine, after GC) | ns/decision (median of 5 rounds of ' +
+      fmt(DECISIONS) +
+      ' random sessions) | min | max | ÷ smallest |',
+  );
+  console.log('|---:|---:|---:|---:|---:|---:|');
+  for (const r of engine) {
+    console.log(
+      `| ${fmt(r.sessions)} | ${fmt(r.heapBytesPerSession)} | ${fmt(r.nsPerDecision.median)} | ${fmt(r.nsPerDecision.min)} | ${fmt(r.nsPerDecision.max)} | ${fmt(r.nsPerDecision.median / engine[0]!.nsPerDecision.median, 2)} |`,
+    );
+  }
+  if (restores.length > 0) {
+    console.log(
+      '\n| sessions restored | runs | startProcessor → ready, ms (median) | min | max | sessions/s | heap B/session (processor) | kcat reads the changelog, ms | ready ÷ kcat |',
+    );
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const n of RESTORE_SIZES) {
+      const rs = restores.filter((x) => x.sessions === n);
+      const s = stats(rs.map((x) => x.readyMs));
+      const k = stats(rs.map((x) => x.kcatReadMs)).median;
+      console.log(
+        `| ${fmt(n)} | ${rs.length} | ${fmt(s.median)} | ${fmt(s.min)} | ${fmt(s.max)} | ${fmt(n / (s.median / 1000))} | ${fmt(stats(rs.map((x) => x.heapBytesPerSession)).median)} | ${fmt(k)} | ${fmt(s.median / k, 1)} |`,
+      );
+    }
+  }
+  const file = saveResult('restore', {
+    machine: { before: m0, after: m1 },
+    typicalStateBytes: typical.bytes.length,
+    engine,
+    restores,
+  });
+  console.error(`\nresult: ${file}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

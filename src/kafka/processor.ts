@@ -232,7 +232,9 @@ export class Processor {
       worker.restored = true;
     })();
     // Nobody may await `ready` any more (e.g. after stop()): no unhandled rejection.
-    worker.ready.catch((e: unknown) => log.warn({ err: e, partition: worker.partition }, 'resynchronisation failed'));
+    worker.ready.catch((e: unknown) =>
+      log.warn({ err: e, partition: worker.partition }, 'resynchronisation failed'),
+    );
   }
 
   private async committedOffset(partition: number): Promise<string> {

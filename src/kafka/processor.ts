@@ -10,7 +10,7 @@ import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { engineOptions } from '../engine/fleet';
-import type { RegistryCodec } from '../registry/codec';
+import { RegistryUnavailableError, type RegistryCodec } from '../registry/codec';
 import { BeforeTransactionError, PartitionWorker, type ProcessorObserver } from './partition';
 import { restorePartitions, writeBarrier } from './restore';
 import { ensureTopics } from './topics';
@@ -75,7 +75,18 @@ export class Processor {
     } finally {
       await admin.disconnect();
     }
-    await codec.registerAll();
+    // Instances starting together race to create a subject's compatibility rule; the loser's
+    // next attempt finds it in place. A registry that stays unreachable still fails start-up.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await codec.registerAll();
+        break;
+      } catch (e) {
+        if (!(e instanceof RegistryUnavailableError) || attempt >= 5) throw e;
+        log.warn({ err: e, attempt }, 'schema registration failed; retrying');
+        await sleep(500 * attempt);
+      }
+    }
     const consumer = kafka.consumer({
       groupId: c.groupId,
       readUncommitted: false,

@@ -146,7 +146,7 @@ describe('processor on a real Kafka', () => {
 });
 
 describe('scale-out', () => {
-  it('two instances in one group split the partitions and together produce the same verdicts as one', async () => {
+  it('two instances started together split the partitions and together produce the same verdicts as one', async () => {
     const c = testConfig({ partitions: 4 });
     const { events } = generateFleetArray({
       sessions: 40,
@@ -155,8 +155,8 @@ describe('scale-out', () => {
       faultyShare: 0.3,
     });
     const expected = offline(events);
-    const a = await start(c);
-    const b = await start(c);
+    // Started together on fresh topics: they race to create topics and schema subjects.
+    const [a, b] = await Promise.all([start(c), start(c)]);
     try {
       await produceEvents(c, events, codecFor(c));
       const got = await readTopics(

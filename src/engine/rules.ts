@@ -125,3 +125,9 @@ export const KNOWN_SESSION_RULES: readonly {
   { code: 'EVICTED_PINNED', evaluate: evictedPinned, stopsWhen: () => false },
   { code: 'EVICTED_UNCOVERED', evaluate: evictedUncovered, stopsWhen: () => false },
 ];
+
+/** Every rule code in table order (DESIGN §5). */
+export const RULE_CODES: readonly RuleCode[] = [
+  'UNKNOWN_SESSION',
+  ...KNOWN_SESSION_RULES.map((r) => r.code),
+];

@@ -8,23 +8,11 @@ import type { Note, Output } from '../engine/collector';
 import { ENGINE_VERSION } from '../engine/version';
 import { KAFKA_DEAD_LETTER_CODES, type DeadLetterCode } from '../kafka/records';
 import { DECODE_ERROR_CODES } from '../schema/errors';
-import type { AuditCode, AuditKind, RuleCode } from '../engine/outputs';
+import type { AuditCode, AuditKind } from '../engine/outputs';
+import { RULE_CODES } from '../engine/rules';
 import type { ProcessorObserver } from '../kafka/partition';
 
 const P = 'compaction_guard_';
-
-const RULE_CODES: readonly RuleCode[] = [
-  'UNKNOWN_SESSION',
-  'EVENT_GAP',
-  'UNIT_MISMATCH',
-  'INVALID_REQUEST',
-  'FLOOR_NOT_IN_INPUT',
-  'TRUNCATION_IN_FLOOR',
-  'SEAM_HOLE',
-  'TAIL_BELOW_FLOOR',
-  'EVICTED_PINNED',
-  'EVICTED_UNCOVERED',
-];
 
 /** DESIGN §6: which codes are advisories and which violations. */
 const AUDIT_CODES: readonly [AuditKind, AuditCode][] = [

@@ -132,6 +132,18 @@ export function decodeOutput(c: Config, r: Consumed): AuditLineRecord {
   throw new Error(`not an output topic: ${r.topic}`);
 }
 
+/** Every output record (verdicts, spill requests, audit), read until `count` are there, decoded. */
+export async function readOutputs(
+  c: Config,
+  count: number,
+): Promise<{ got: Consumed[]; decoded: AuditLineRecord[] }> {
+  const got = await readTopics(
+    [c.verdictTopic, c.spillTopic, c.auditTopic],
+    (rs) => rs.length >= count,
+  );
+  return { got, decoded: got.map((r) => decodeOutput(c, r)) };
+}
+
 /** The offline audit of the same events (DESIGN §7), per session in order. */
 export function offline(events: readonly ContextEvent[]): AuditLineRecord[] {
   const replay = new Replay();

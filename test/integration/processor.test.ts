@@ -11,6 +11,7 @@ import {
   offline,
   produceEvents,
   produceRaw,
+  readOutputs,
   readTopics,
   start,
   testConfig,
@@ -63,11 +64,7 @@ describe('processor on a real Kafka', () => {
     const running = await start(c);
     try {
       await produceEvents(c, events, codecFor(c));
-      const got = await readTopics(
-        [c.verdictTopic, c.spillTopic, c.auditTopic],
-        (rs) => rs.length >= expected.length,
-      );
-      const decoded = got.map((r) => decodeOutput(c, r));
+      const { got, decoded } = await readOutputs(c, expected.length);
       expect(decoded).toHaveLength(expected.length);
       expect(verdictMap(decoded)).toEqual(want);
       expect(countOf(got, c.spillTopic)).toBe(
@@ -95,11 +92,7 @@ describe('processor on a real Kafka', () => {
     running = await start(c);
     try {
       await produceEvents(c, events.slice(1500), codec);
-      const got = await readTopics(
-        [c.verdictTopic, c.spillTopic, c.auditTopic],
-        (rs) => rs.length >= expected.length,
-      );
-      const decoded = got.map((r) => decodeOutput(c, r));
+      const { decoded } = await readOutputs(c, expected.length);
       expect(decoded).toHaveLength(expected.length);
       expect(verdictMap(decoded)).toEqual(verdictMap(expected));
     } finally {
@@ -159,11 +152,7 @@ describe('scale-out', () => {
     const [a, b] = await Promise.all([start(c), start(c)]);
     try {
       await produceEvents(c, events, codecFor(c));
-      const got = await readTopics(
-        [c.verdictTopic, c.spillTopic, c.auditTopic],
-        (rs) => rs.length >= expected.length,
-      );
-      const decoded = got.map((r) => decodeOutput(c, r));
+      const { decoded } = await readOutputs(c, expected.length);
       expect(verdictMap(decoded)).toEqual(verdictMap(expected));
       expect(decoded).toHaveLength(expected.length);
       const owned = [a, b].map((r) => [...r.processor.partitions().keys()].sort());

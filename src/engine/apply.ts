@@ -23,8 +23,8 @@ import {
   subtract,
   union,
 } from './intervals';
-import { raiseGapHead } from './sequence';
-import { type SessionState, inUnit, knownHead, turnSpan, withUnit } from './state';
+import { raiseGapHead, rememberOnly } from './sequence';
+import { type SessionState, inUnit, knownHead, lastTurnEnd, turnSpan, withUnit } from './state';
 import { hash53 } from './hash';
 
 export function applySessionOpened(s: SessionState, e: SessionOpened, out: Collector): void {
@@ -34,6 +34,7 @@ export function applySessionOpened(s: SessionState, e: SessionOpened, out: Colle
   }
   const p = e.policy;
   s.policy = p;
+  s.unit = p.floor.unit;
   // P, A1 and X of an unknown session serve only UNKNOWN_SESSION decisions (DESIGN §4).
   s.spilled = {};
   s.ackOnce = {};
@@ -59,41 +60,37 @@ export function applySessionOpened(s: SessionState, e: SessionOpened, out: Colle
 }
 
 export function applyTurnAppended(s: SessionState, e: TurnAppended, out: Collector): void {
-  if (!s.policy) {
+  const unit = s.unit;
+  if (unit === null) {
     out.note('ignored');
     return;
   }
-  const unit = s.policy.floor.unit;
-  const prev = s.lastTurn;
-  const continuous = prev
-    ? e.turn === prev.turn + 1 &&
-      e.tokens.start === prev.tokens.end &&
-      e.messages.start === prev.messages.end
-    : e.turn === 0 && e.tokens.start === 0 && e.messages.start === 0;
+  const continuous =
+    s.lastTurn >= 0
+      ? e.turn === s.lastTurn + 1 &&
+        e.tokens.start === s.lastTokensEnd &&
+        e.messages.start === s.lastMessagesEnd
+      : e.turn === 0 && e.tokens.start === 0 && e.messages.start === 0;
   if (!continuous) {
     const span = turnSpan(e, unit);
     // Fail closed: the skipped positions may have held a constraint.
     raiseGapHead(s, span.end);
     out.note('gap');
-    const from = prev ? turnSpan(prev, unit).end : 0;
-    s.pins = union(s.pins, range(from, span.start));
+    s.pins = union(s.pins, range(lastTurnEnd(s, unit), span.start));
   }
-  const head = s.head;
-  if (e.turn + 1 > head.TURNS) head.TURNS = e.turn + 1;
-  if (e.tokens.end > head.TOKENS) head.TOKENS = e.tokens.end;
-  if (e.messages.end > head.MESSAGES) head.MESSAGES = e.messages.end;
+  if (e.turn + 1 > s.headTurns) s.headTurns = e.turn + 1;
+  if (e.tokens.end > s.headTokens) s.headTokens = e.tokens.end;
+  if (e.messages.end > s.headMessages) s.headMessages = e.messages.end;
   if (e.pins.length > 0) {
     const span = turnSpan(e, unit);
     s.pins = union(s.pins, range(span.start, span.end));
   }
-  // The spans are the event's own values, never changed, so they can be shared.
-  if (prev) {
-    prev.turn = e.turn;
-    prev.tokens = e.tokens;
-    prev.messages = e.messages;
-  } else {
-    s.lastTurn = { turn: e.turn, tokens: e.tokens, messages: e.messages };
-  }
+  // Numbers, not the event's span objects: a state keeps nothing of the events it saw.
+  s.lastTurn = e.turn;
+  s.lastTokensStart = e.tokens.start;
+  s.lastTokensEnd = e.tokens.end;
+  s.lastMessagesStart = e.messages.start;
+  s.lastMessagesEnd = e.messages.end;
 }
 
 function unplaceable(
@@ -228,8 +225,7 @@ export function applyLossAcknowledged(s: SessionState, e: LossAcknowledged, out:
     if (s.gapHead !== null && isSubset(range(0, s.gapHead), r)) {
       s.gapHead = null;
       s.lastSeq = e.seq;
-      s.recentSeqs = [e.seq];
-      s.recentIds = [hash53(e.eventId)];
+      rememberOnly(s, e.seq, hash53(e.eventId));
     }
   }
   // (3) The whole range lets exactly one compaction through.

@@ -1,28 +1,76 @@
 /** Steps 1 and 2 of DESIGN §4: classify an event's seq, and raise the gap head on a gap. */
 import type { ContextEvent, MalformedRequest, Unit } from './events';
-import { REMEMBERED_EVENT_IDS, type SessionState, turnSpan } from './state';
+import { REMEMBERED_EVENT_IDS, type SessionState, headIn, turnSpan } from './state';
 
 export type SeqClass = 'next' | 'gap' | 'duplicate' | 'conflict';
 
 /** Step 1. `idHash` is null when the eventId is not known (a malformed request). */
 export function classifySeq(s: SessionState, seq: number, idHash: number | null): SeqClass {
   if (s.lastSeq >= 0 && seq <= s.lastSeq) {
-    const i = s.recentSeqs.indexOf(seq);
-    return i >= 0 && idHash !== null && s.recentIds[i] === idHash ? 'duplicate' : 'conflict';
+    const r = s.recent;
+    for (let i = 0; i < r.length; i += 2) {
+      if (r[i] === seq) return idHash !== null && r[i + 1] === idHash ? 'duplicate' : 'conflict';
+    }
+    return 'conflict';
   }
   return seq === s.lastSeq + 1 ? 'next' : 'gap';
 }
 
-/** Remembers an accepted event's id: the 32 highest seqs are kept (DESIGN §4). */
+const RING_SLOTS = 2 * REMEMBERED_EVENT_IDS;
+
+/**
+ * Remembers an accepted event's id: the 32 highest seqs are kept (DESIGN §4). Accepted seqs
+ * only grow, so appending keeps the pairs ascending; once full, the oldest pair is overwritten.
+ */
 export function rememberEventId(s: SessionState, seq: number, idHash: number): void {
-  const seqs = s.recentSeqs;
-  const ids = s.recentIds;
-  seqs.push(seq);
-  ids.push(idHash);
-  if (seqs.length > REMEMBERED_EVENT_IDS) {
-    seqs.shift();
-    ids.shift();
+  const r = s.recent;
+  if (r.length < RING_SLOTS) {
+    r.push(seq, idHash);
+    // Full for good: an exact-size copy, so the array holds no spare capacity from growing.
+    if (r.length === RING_SLOTS) s.recent = r.slice();
+    return;
   }
+  const at = s.recentNext;
+  r[at] = seq;
+  r[at + 1] = idHash;
+  s.recentNext = at + 2 === RING_SLOTS ? 0 : at + 2;
+}
+
+/** Forgets every remembered id but this one's (a re-basing acknowledgement, DESIGN §4). */
+export function rememberOnly(s: SessionState, seq: number, idHash: number): void {
+  s.recent = [seq, idHash];
+  s.recentNext = 0;
+}
+
+/** The remembered seqs and eventId hashes, oldest (lowest seq) first. */
+export function rememberedIds(s: SessionState): { seqs: number[]; ids: number[] } {
+  const seqs: number[] = [];
+  const ids: number[] = [];
+  const r = s.recent;
+  const n = r.length;
+  for (let k = 0; k < n; k += 2) {
+    const i = (s.recentNext + k) % n;
+    seqs.push(r[i]!);
+    ids.push(r[i + 1]!);
+  }
+  return { seqs, ids };
+}
+
+/**
+ * The same state with its remembered pairs in ascending order from slot 0: the ring's
+ * rotation is an accident of history, so equal states compare equal once both are canonical.
+ */
+export function withCanonicalRing(s: SessionState): SessionState {
+  if (s.recentNext === 0) return s;
+  const { seqs, ids } = rememberedIds(s);
+  return { ...s, recent: rememberedFrom(seqs, ids), recentNext: 0 };
+}
+
+/** Rebuilds the remembered pairs from ascending lists (deserializing). */
+export function rememberedFrom(seqs: readonly number[], ids: readonly number[]): number[] {
+  const r: number[] = [];
+  for (let i = 0; i < seqs.length; i++) r.push(seqs[i]!, ids[i]!);
+  return r.slice();
 }
 
 /** The positions an event names in U (step 2): a turn's end, a range's end, a request's reach. */
@@ -48,8 +96,8 @@ export function namedPosition(e: ContextEvent | MalformedRequest, unit: Unit): n
  */
 export function raiseGapHead(s: SessionState, position: number): void {
   s.epoch++;
-  if (!s.policy) return;
-  const unit = s.policy.floor.unit;
-  const h = Math.max(s.head[unit], position);
+  const unit = s.unit;
+  if (unit === null) return;
+  const h = Math.max(headIn(s, unit), position);
   s.gapHead = s.gapHead === null ? h : Math.max(s.gapHead, h);
 }

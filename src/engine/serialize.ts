@@ -1,12 +1,14 @@
 /**
  * Binary form of a session's state, for the changelog topic (and the state-size benchmark).
  * Avro (avsc) with a leading format-version byte; sorted position lists are delta-encoded so
- * they are small varints. Round-trips exactly: `deserialize(serialize(s))` deep-equals `s`.
+ * they are small varints. Round-trips exactly: `deserialize(serialize(s))` deep-equals `withCanonicalRing(s)` (the
+ * remembered eventIds come back in ascending order from slot 0, sequence.ts).
  */
 import * as avro from 'avsc';
 import type { Unit } from './events';
 import type { IntervalSet } from './intervals';
 import type { PerUnit, SessionState } from './state';
+import { rememberedFrom, rememberedIds } from './sequence';
 
 const FORMAT_VERSION = 1;
 const UNITS = ['TURNS', 'TOKENS', 'MESSAGES'];
@@ -145,6 +147,7 @@ function perUnitIn(list: { unit: Unit; set: number[] }[]): PerUnit {
 
 export function serializeState(s: SessionState): Buffer {
   const p = s.policy;
+  const remembered = rememberedIds(s);
   const body = stateType.toBuffer({
     policy: p && {
       windowTokens: p.windowTokens,
@@ -158,14 +161,11 @@ export function serializeState(s: SessionState): Buffer {
     },
     lastSeq: s.lastSeq,
     gapHead: s.gapHead,
-    head: [s.head.TURNS, s.head.TOKENS, s.head.MESSAGES],
-    lastTurn: s.lastTurn && [
-      s.lastTurn.turn,
-      s.lastTurn.tokens.start,
-      s.lastTurn.tokens.end,
-      s.lastTurn.messages.start,
-      s.lastTurn.messages.end,
-    ],
+    head: [s.headTurns, s.headTokens, s.headMessages],
+    lastTurn:
+      s.lastTurn < 0
+        ? null
+        : [s.lastTurn, s.lastTokensStart, s.lastTokensEnd, s.lastMessagesStart, s.lastMessagesEnd],
     verbatimStart: s.verbatimStart,
     pins: toDeltas(s.pins),
     truncated: toDeltas(s.truncated),
@@ -176,8 +176,8 @@ export function serializeState(s: SessionState): Buffer {
     unspillable: perUnitOut(s.unspillable),
     spillFailed: s.spillFailed,
     pendingSpill: s.pendingSpill,
-    recentSeqs: toDeltas(s.recentSeqs),
-    recentIds: s.recentIds,
+    recentSeqs: toDeltas(remembered.seqs),
+    recentIds: remembered.ids,
     verdicts: s.verdicts.map((v) => ({
       requestKey: v.requestKey,
       unit: v.unit,
@@ -205,24 +205,28 @@ export function deserializeState(buf: Buffer): SessionState {
   const p = r.policy;
   const [turns, tokens, messages] = r.head as number[];
   const lt = r.lastTurn as number[] | null;
+  const policy: SessionState['policy'] = p && {
+    windowTokens: p.windowTokens,
+    triggerTokens: p.triggerTokens,
+    ceilingTokens: p.ceilingTokens,
+    floor: { unit: p.floorUnit, span: p.floorSpan },
+    truncatorUnit: p.truncatorUnit,
+    coverage: p.pinnedOnly ? 'PINNED' : 'STRICT',
+    spill: p.spillDisabled ? 'DISABLED' : 'ENABLED',
+  };
   return {
-    policy: p && {
-      windowTokens: p.windowTokens,
-      triggerTokens: p.triggerTokens,
-      ceilingTokens: p.ceilingTokens,
-      floor: { unit: p.floorUnit, span: p.floorSpan },
-      truncatorUnit: p.truncatorUnit,
-      coverage: p.pinnedOnly ? 'PINNED' : 'STRICT',
-      spill: p.spillDisabled ? 'DISABLED' : 'ENABLED',
-    },
+    policy,
+    unit: policy ? policy.floor.unit : null,
     lastSeq: r.lastSeq,
     gapHead: r.gapHead,
-    head: { TURNS: turns!, TOKENS: tokens!, MESSAGES: messages! },
-    lastTurn: lt && {
-      turn: lt[0]!,
-      tokens: { start: lt[1]!, end: lt[2]! },
-      messages: { start: lt[3]!, end: lt[4]! },
-    },
+    headTurns: turns!,
+    headTokens: tokens!,
+    headMessages: messages!,
+    lastTurn: lt ? lt[0]! : -1,
+    lastTokensStart: lt ? lt[1]! : 0,
+    lastTokensEnd: lt ? lt[2]! : 0,
+    lastMessagesStart: lt ? lt[3]! : 0,
+    lastMessagesEnd: lt ? lt[4]! : 0,
     verbatimStart: r.verbatimStart,
     pins: fromDeltas(r.pins),
     truncated: fromDeltas(r.truncated),
@@ -233,8 +237,8 @@ export function deserializeState(buf: Buffer): SessionState {
     unspillable: perUnitIn(r.unspillable),
     spillFailed: r.spillFailed,
     pendingSpill: r.pendingSpill && { ...r.pendingSpill },
-    recentSeqs: fromDeltas(r.recentSeqs),
-    recentIds: r.recentIds,
+    recent: rememberedFrom(fromDeltas(r.recentSeqs), r.recentIds),
+    recentNext: 0,
     verdicts: r.verdicts.map((v: any) => ({
       requestKey: v.requestKey,
       unit: v.unit,

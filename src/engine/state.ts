@@ -19,12 +19,6 @@ export const STORED_VERDICTS = 16;
 /** Sets kept per unit for a session without a policy (its U is not known yet). */
 export type PerUnit = Partial<Record<Unit, IntervalSet>>;
 
-export interface LastTurn {
-  turn: number;
-  tokens: Span;
-  messages: Span;
-}
-
 /** The pending spill request (DESIGN §5, Action): the range asked for, in its unit. */
 export interface PendingSpill {
   id: string;
@@ -53,13 +47,22 @@ export interface StoredVerdict {
 
 export interface SessionState {
   policy: Policy | null;
+  /** The floor unit U, kept beside the policy so the turn path reads no nested object. */
+  unit: Unit | null;
   /** -1 before the first event. */
   lastSeq: number;
   /** Hg: none (null) until a gap is seen. */
   gapHead: number | null;
   /** The head in each unit: the end of the last appended turn (max over turns). */
-  head: Record<Unit, number>;
-  lastTurn: LastTurn | null;
+  headTurns: number;
+  headTokens: number;
+  headMessages: number;
+  /** The last appended turn, -1 before the first; then its token and message ranges. */
+  lastTurn: number;
+  lastTokensStart: number;
+  lastTokensEnd: number;
+  lastMessagesStart: number;
+  lastMessagesEnd: number;
   /** V: the verbatim start. */
   verbatimStart: number;
   /** Ranges in U. */
@@ -74,9 +77,14 @@ export interface SessionState {
   unspillable: PerUnit;
   spillFailed: boolean;
   pendingSpill: PendingSpill | null;
-  /** Seqs and eventId hashes of the highest accepted seqs, ascending, at most 32. */
-  recentSeqs: number[];
-  recentIds: number[];
+  /**
+   * The remembered (seq, eventId hash) pairs of the highest accepted seqs, at most 32, as one
+   * flat array `[seq, hash, seq, hash, ...]`: appended in ascending seq order until full, then
+   * a ring whose oldest pair is at `recentNext` (see sequence.ts). One array instead of two
+   * shifted lists: an ordinary turn writes two slots and allocates nothing.
+   */
+  recent: number[];
+  recentNext: number;
   /** Stored verdicts, least recently requested first, at most 16. */
   verdicts: StoredVerdict[];
   /** Bumped by every accepted event other than a request, and by every gap. */
@@ -88,10 +96,17 @@ export interface SessionState {
 export function emptyState(): SessionState {
   return {
     policy: null,
+    unit: null,
     lastSeq: -1,
     gapHead: null,
-    head: { TURNS: 0, TOKENS: 0, MESSAGES: 0 },
-    lastTurn: null,
+    headTurns: 0,
+    headTokens: 0,
+    headMessages: 0,
+    lastTurn: -1,
+    lastTokensStart: 0,
+    lastTokensEnd: 0,
+    lastMessagesStart: 0,
+    lastMessagesEnd: 0,
     verbatimStart: 0,
     pins: EMPTY,
     truncated: EMPTY,
@@ -102,8 +117,8 @@ export function emptyState(): SessionState {
     unspillable: {},
     spillFailed: false,
     pendingSpill: null,
-    recentSeqs: [],
-    recentIds: [],
+    recent: [],
+    recentNext: 0,
     verdicts: [],
     epoch: 0,
     closedAt: null,
@@ -114,26 +129,28 @@ export function emptyState(): SessionState {
 export function cloneState(s: SessionState): SessionState {
   return {
     ...s,
-    head: { TURNS: s.head.TURNS, TOKENS: s.head.TOKENS, MESSAGES: s.head.MESSAGES },
-    lastTurn: s.lastTurn && { ...s.lastTurn },
-    recentSeqs: s.recentSeqs.slice(),
-    recentIds: s.recentIds.slice(),
+    recent: s.recent.slice(),
     verdicts: s.verdicts.slice(),
   };
 }
 
 export function unitOf(s: SessionState): Unit | null {
-  return s.policy ? s.policy.floor.unit : null;
+  return s.unit;
 }
 
 /** H: the head in U. */
 export function headIn(s: SessionState, unit: Unit): number {
-  return s.head[unit];
+  return unit === 'TURNS' ? s.headTurns : unit === 'TOKENS' ? s.headTokens : s.headMessages;
+}
+
+/** The heads in every unit, for views and tests. */
+export function heads(s: SessionState): Record<Unit, number> {
+  return { TURNS: s.headTurns, TOKENS: s.headTokens, MESSAGES: s.headMessages };
 }
 
 /** H' = max(H, Hg): the known head (DESIGN §2). */
 export function knownHead(s: SessionState, unit: Unit): number {
-  const h = s.head[unit];
+  const h = headIn(s, unit);
   return s.gapHead !== null && s.gapHead > h ? s.gapHead : h;
 }
 
@@ -146,7 +163,14 @@ export function withUnit(sets: PerUnit, unit: Unit, value: IntervalSet): PerUnit
 }
 
 /** A turn's range in a unit: `[turn, turn+1)` in TURNS (DESIGN §2). */
-export function turnSpan(t: LastTurn, unit: Unit): Span {
+export function turnSpan(t: { turn: number; tokens: Span; messages: Span }, unit: Unit): Span {
   if (unit === 'TURNS') return { start: t.turn, end: t.turn + 1 };
   return unit === 'TOKENS' ? t.tokens : t.messages;
+}
+
+/** Where the last appended turn ends in a unit (0 before the first turn). */
+export function lastTurnEnd(s: SessionState, unit: Unit): number {
+  if (s.lastTurn < 0) return 0;
+  if (unit === 'TURNS') return s.lastTurn + 1;
+  return unit === 'TOKENS' ? s.lastTokensEnd : s.lastMessagesEnd;
 }

@@ -2,7 +2,7 @@
 import type { Unit } from '../engine/events';
 import type { Verdict } from '../engine/outputs';
 import { type IntervalSet, subtract, toSpans, union } from '../engine/intervals';
-import { type SessionState, inUnit, knownHead } from '../engine/state';
+import { type SessionState, heads, inUnit, knownHead } from '../engine/state';
 
 const spans = (unit: Unit, set: IntervalSet | undefined) =>
   toSpans(set ?? []).map((s) => ({ unit, ...s }));
@@ -22,7 +22,7 @@ export function sessionView(
     known: s.policy !== null,
     policy: s.policy,
     lastSeq: s.lastSeq,
-    head: s.head,
+    head: heads(s),
     knownHead: unit ? knownHead(s, unit) : null,
     gapHead: s.gapHead,
     verbatimStart: s.verbatimStart,

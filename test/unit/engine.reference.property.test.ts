@@ -8,6 +8,8 @@
  * pending request).
  */
 import fc from 'fast-check';
+import { heads } from '../../src/engine/state';
+import { rememberedIds } from '../../src/engine/sequence';
 import {
   type EngineInput,
   type Output,
@@ -145,9 +147,9 @@ function engineView(s: SessionState) {
   return {
     known: s.policy !== null,
     lastSeq: s.lastSeq,
-    seqs: [...s.recentSeqs].sort((a, b) => a - b),
+    seqs: rememberedIds(s).seqs,
     gapHead: s.gapHead,
-    head: { ...s.head },
+    head: heads(s),
     verbatimStart: s.verbatimStart,
     pins: pairs(s.pins),
     truncated: pairs(s.truncated),

@@ -4,6 +4,8 @@
  * Floor TURNS span 2, turns of one token/message, 10 turns, unless said otherwise.
  */
 import type { Policy } from '../../src/engine';
+import { heads } from '../../src/engine/state';
+import { rememberedIds } from '../../src/engine/sequence';
 import { SessionBuilder, seedIncident } from '../support/sessionBuilder';
 import {
   auditCodes,
@@ -77,13 +79,13 @@ describe('TurnAppended', () => {
   it('is ignored without a policy', () => {
     const p = play(new SessionBuilder('ghost').turns(3, 1).events);
     expect(p.last.notes).toContain('ignored');
-    expect(p.state.head).toEqual({ TURNS: 0, TOKENS: 0, MESSAGES: 0 });
+    expect(heads(p.state)).toEqual({ TURNS: 0, TOKENS: 0, MESSAGES: 0 });
   });
 
   it('moves the head in every unit to the turn’s end', () => {
     const b = new SessionBuilder(SID).open(policyIn('TOKENS', 100));
     b.turn(120, 'USER', [], 2).turn(80, 'ASSISTANT', [], 3);
-    expect(play(b.events).state.head).toEqual({ TURNS: 2, TOKENS: 200, MESSAGES: 5 });
+    expect(heads(play(b.events).state)).toEqual({ TURNS: 2, TOKENS: 200, MESSAGES: 5 });
   });
 
   it('a pinned turn’s range in U joins the pins; adjacent pins merge', () => {
@@ -103,7 +105,7 @@ describe('TurnAppended', () => {
     expect(p.last.notes).toContain('gap');
     expect(p.state.gapHead).toBe(600);
     expect(pairs(p.state.pins)).toEqual([[300, 500]]);
-    expect(p.state.head.TOKENS).toBe(600);
+    expect(heads(p.state).TOKENS).toBe(600);
   });
 
   it('a turn index that skips is a gap even when the positions in U continue (nothing pinned)', () => {
@@ -112,7 +114,7 @@ describe('TurnAppended', () => {
     const p = play(b.events);
     expect(p.state.gapHead).toBe(400);
     expect(p.state.pins).toEqual([]);
-    expect(p.state.head.TURNS).toBe(6);
+    expect(heads(p.state).TURNS).toBe(6);
   });
 
   it('a discontinuity in another unit is a gap too, but pins nothing in U', () => {
@@ -136,7 +138,7 @@ describe('TurnAppended', () => {
     const p = play(b.events);
     expect(p.last.notes).not.toContain('gap');
     expect(p.state.gapHead).toBe(7);
-    expect(p.state.head.TURNS).toBe(8);
+    expect(heads(p.state).TURNS).toBe(8);
   });
 
   it('a turn going back is a gap; heads never go down', () => {
@@ -144,7 +146,7 @@ describe('TurnAppended', () => {
     b.turnAt(2, [2, 3], [2, 3]);
     const p = play(b.events);
     expect(p.state.gapHead).toBe(5);
-    expect(p.state.head).toEqual({ TURNS: 5, TOKENS: 5, MESSAGES: 5 });
+    expect(heads(p.state)).toEqual({ TURNS: 5, TOKENS: 5, MESSAGES: 5 });
     expect(p.state.pins).toEqual([]);
   });
 
@@ -554,7 +556,7 @@ describe('LossAcknowledged', () => {
     const p = play(b.events);
     expect(p.state.gapHead).toBeNull();
     expect(p.state.lastSeq).toBe(ackSeq);
-    expect(p.state.recentSeqs).toEqual([ackSeq]);
+    expect(rememberedIds(p.state).seqs).toEqual([ackSeq]);
     // No EVENT_GAP any more; the acknowledgement itself was not needed: INVARIANT_HOLDS.
     b.request('r', 'TURNS', 0, 6, 6);
     expect(verdictOf(play(b.events).last)).toMatchObject({

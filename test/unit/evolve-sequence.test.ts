@@ -4,6 +4,8 @@
  * Floor TURNS span 2, turns of one token/message.
  */
 import type { ContextEvent, Policy } from '../../src/engine';
+import { heads } from '../../src/engine/state';
+import { rememberedIds } from '../../src/engine/sequence';
 import { SessionBuilder } from '../support/sessionBuilder';
 import {
   ALL_RULES,
@@ -79,7 +81,7 @@ describe('step 1: conflict', () => {
     b.next({ seq: 1 }).turnAt(5, [5, 6], [5, 6]);
     const p = play(b.events);
     expect(auditCodes(p.last.outputs)).toEqual(['SEQ_CONFLICT']);
-    expect(p.state.head.TURNS).toBe(5); // the turn was not applied
+    expect(heads(p.state).TURNS).toBe(5); // the turn was not applied
   });
 
   it('the gap of a conflict reaches the positions the event names in U (a turn’s end)', () => {
@@ -236,7 +238,7 @@ describe('SessionClosed grace period (event time)', () => {
     b.next({ occurredAt: closedAt + GRACE + 1 }).turns(1, 1);
     const s = play(b.events).state;
     expect(s).toMatchObject({ policy: null, gapHead: null, verdicts: [], closedAt: null });
-    expect(s.recentSeqs).toEqual([b.last.seq]);
+    expect(rememberedIds(s).seqs).toEqual([b.last.seq]);
   });
 });
 

@@ -8,7 +8,13 @@ import { startProcessor } from '../src/cli/run';
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.CG_BENCH_CONFIG ?? '{}') as Config;
-  const running = await startProcessor(config, pino({ level: process.env.CG_BENCH_LOG ?? 'warn' }));
+  // CG_BENCH_LOG_FILE: the child's log to a file (stdout carries READY to the bench).
+  const file = process.env.CG_BENCH_LOG_FILE;
+  const log = pino(
+    { level: process.env.CG_BENCH_LOG ?? 'warn' },
+    file ? pino.destination({ dest: file, sync: false }) : undefined,
+  );
+  const running = await startProcessor(config, log);
   while (!running.processor.isReady()) await new Promise((r) => setTimeout(r, 20));
   process.stdout.write('READY\n');
   const stop = () => {

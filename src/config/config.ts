@@ -34,9 +34,17 @@ export interface Config {
   /** Extra wall-clock delay before a closed session's memory is freed (beyond graceMs). */
   sweepDelayMs: number;
   transactionTimeoutMs: number;
+  /**
+   * First retry delay of the transactional producers (kafkajs `retry.initialRetryTime`, doubling
+   * from there). Short: a transaction begun right after the previous commit gets
+   * CONCURRENT_TRANSACTIONS until the coordinator has written the markers (a few ms).
+   */
+  transactionRetryMs: number;
   sessionTimeoutMs: number;
   partitionsConsumedConcurrently: number;
   maxBytesPerPartition: number;
+  /** Longest a fetch waits for new input before the broker answers empty. */
+  fetchMaxWaitMs: number;
   logLevel: string;
   /** HTTP server for /metrics, /healthz, /readyz, /sessions/{id}. */
   httpHost: string;
@@ -81,9 +89,13 @@ export const DEFAULTS: Config = {
   sweepDelayMs: DEFAULT_GRACE_MS,
   // Short, so a restarted instance is not blocked long by a crashed one's open transaction.
   transactionTimeoutMs: 10_000,
+  transactionRetryMs: 10,
   sessionTimeoutMs: 10_000,
-  partitionsConsumedConcurrently: 3,
+  // All of an instance's partitions at once (the default partition count): kafkajs fetches
+  // again only when every batch of the last fetch is done, so a second wave adds a transaction.
+  partitionsConsumedConcurrently: 6,
   maxBytesPerPartition: 1_048_576,
+  fetchMaxWaitMs: 100,
   logLevel: 'info',
   httpHost: '0.0.0.0',
   httpPort: 9464,
@@ -118,9 +130,11 @@ export const ENV_NAMES: Readonly<Record<keyof Config, string>> = {
   graceMs: 'CG_GRACE_MS',
   sweepDelayMs: 'CG_SWEEP_DELAY_MS',
   transactionTimeoutMs: 'CG_TRANSACTION_TIMEOUT_MS',
+  transactionRetryMs: 'CG_TRANSACTION_RETRY_MS',
   sessionTimeoutMs: 'CG_SESSION_TIMEOUT_MS',
   partitionsConsumedConcurrently: 'CG_PARTITIONS_CONCURRENTLY',
   maxBytesPerPartition: 'CG_MAX_BYTES_PER_PARTITION',
+  fetchMaxWaitMs: 'CG_FETCH_MAX_WAIT_MS',
   logLevel: 'CG_LOG_LEVEL',
   httpHost: 'CG_HTTP_HOST',
   httpPort: 'CG_HTTP_PORT',
@@ -269,7 +283,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Source = {}): Config {
       case 'sessionTimeoutMs':
       case 'partitionsConsumedConcurrently':
       case 'maxBytesPerPartition':
+      case 'transactionRetryMs':
         c[k] = positiveInt(k, v);
+        break;
+      case 'fetchMaxWaitMs':
+        c[k] = positiveInt(k, v, 0);
         break;
       case 'graceMs':
       case 'sweepDelayMs':

@@ -94,6 +94,7 @@ export class Processor {
       heartbeatInterval: Math.max(500, Math.floor(c.sessionTimeoutMs / 5)),
       rebalanceTimeout: Math.max(c.sessionTimeoutMs, 30_000),
       maxBytesPerPartition: c.maxBytesPerPartition,
+      maxWaitTimeInMs: c.fetchMaxWaitMs,
       allowAutoTopicCreation: false,
     });
     this.consumer = consumer;

@@ -122,7 +122,16 @@ function engineAt(n: number): EngineRow {
 interface RestoreRun {
   sessions: number;
   readyMs: number;
+  /** heapUsed after GC ÷ sessions, right after the restore (before any session is touched). */
   heapBytesPerSession: number;
+  /** heapUsed + arrayBuffers (the kept state bytes live outside the JS heap) ÷ sessions. */
+  keptBytesPerSession: number;
+  /** Sessions still kept as bytes right after the restore. */
+  serialized: number;
+  /** Every session touched once (decoded as on its first event): µs per session. */
+  touchUsPerSession: number;
+  /** heapUsed + arrayBuffers after GC ÷ sessions once every session was touched. */
+  touchedBytesPerSession: number;
   kcatReadMs: number;
 }
 
@@ -166,7 +175,7 @@ async function restoreOnce(env: Env, changelog: string, n: number): Promise<Rest
   const c = benchConfig(env, { changelogTopic: changelog, partitions: PARTITIONS });
   await createTopic(env.admin, c.inputTopic, PARTITIONS);
   gc();
-  const before = process.memoryUsage().heapUsed;
+  const before = process.memoryUsage();
   const t = Date.now();
   const running = await startProcessor(c, pino({ level: 'silent' }));
   while (!running.processor.isReady()) await sleep(10);
@@ -174,12 +183,28 @@ async function restoreOnce(env: Env, changelog: string, n: number): Promise<Rest
   const count = running.processor.sessionCount();
   if (count !== n) throw new Error(`restored ${count} sessions, expected ${n}`);
   gc();
-  const heapBytesPerSession = (process.memoryUsage().heapUsed - before) / n;
+  const kept = process.memoryUsage();
+  const perSession = (m: NodeJS.MemoryUsage) =>
+    (m.heapUsed + m.arrayBuffers - before.heapUsed - before.arrayBuffers) / n;
+  let serialized = 0;
+  for (const w of running.processor.partitions().values()) serialized += w.states.serializedCount;
+  // First touch, as a session's first event does it (decode, then keep the decoded state).
+  const t1 = process.hrtime.bigint();
+  for (const w of running.processor.partitions().values()) {
+    for (const id of [...w.states.sessionIds()]) w.states.set(id, w.states.owned(id)!);
+  }
+  const touchUsPerSession = Number(process.hrtime.bigint() - t1) / 1000 / n;
+  gc();
+  const touched = process.memoryUsage();
   await running.stop();
   return {
     sessions: n,
     readyMs,
-    heapBytesPerSession,
+    heapBytesPerSession: (kept.heapUsed - before.heapUsed) / n,
+    keptBytesPerSession: perSession(kept),
+    serialized,
+    touchUsPerSession,
+    touchedBytesPerSession: perSession(touched),
     kcatReadMs: await kcatRead(env, changelog, n),
   };
 }
@@ -206,7 +231,7 @@ async function main(): Promise<void> {
           const res = await restoreOnce(env, topic, n);
           restores.push(res);
           console.error(
-            `restore ${fmt(n)} run ${r}/${runs}: ready in ${fmt(res.readyMs)} ms (${fmt(n / (res.readyMs / 1000))} sessions/s), heap ${fmt(res.heapBytesPerSession)} B/session; kcat reads the changelog in ${fmt(res.kcatReadMs)} ms`,
+            `restore ${fmt(n)} run ${r}/${runs}: ready in ${fmt(res.readyMs)} ms (${fmt(n / (res.readyMs / 1000))} sessions/s), heap ${fmt(res.heapBytesPerSession)} B/session, heap + arrayBuffers ${fmt(res.keptBytesPerSession)} B/session (${fmt(res.serialized)} kept as bytes); touching each once ${fmt(res.touchUsPerSession, 1)} µs/session, then ${fmt(res.touchedBytesPerSession)} B/session; kcat reads the changelog in ${fmt(res.kcatReadMs)} ms`,
           );
         }
         await env.admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
@@ -235,15 +260,19 @@ async function main(): Promise<void> {
   }
   if (restores.length > 0) {
     console.log(
-      '\n| sessions restored | runs | startProcessor → ready, ms (median) | min | max | sessions/s | heap B/session (processor) | kcat reads the changelog, ms | ready ÷ kcat |',
+      '\n| sessions restored | runs | startProcessor → ready, ms (median) | min | max | sessions/s | B/session kept (heap + arrayBuffers) | heap B/session | first touch µs/session | B/session after touch | kcat reads the changelog, ms | ready ÷ kcat |',
     );
-    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const n of RESTORE_SIZES) {
       const rs = restores.filter((x) => x.sessions === n);
       const s = stats(rs.map((x) => x.readyMs));
       const k = stats(rs.map((x) => x.kcatReadMs)).median;
+      const med = (f: (x: RestoreRun) => number) => stats(rs.map(f)).median;
       console.log(
-        `| ${fmt(n)} | ${rs.length} | ${fmt(s.median)} | ${fmt(s.min)} | ${fmt(s.max)} | ${fmt(n / (s.median / 1000))} | ${fmt(stats(rs.map((x) => x.heapBytesPerSession)).median)} | ${fmt(k)} | ${fmt(s.median / k, 1)} |`,
+        `| ${fmt(n)} | ${rs.length} | ${fmt(s.median)} | ${fmt(s.min)} | ${fmt(s.max)} | ${fmt(n / (s.median / 1000))} | ${fmt(med((x) => x.keptBytesPerSession))} | ${fmt(med((x) => x.heapBytesPerSession))} | ${fmt(
+          med((x) => x.touchUsPerSession),
+          1,
+        )} | ${fmt(med((x) => x.touchedBytesPerSession))} | ${fmt(k)} | ${fmt(s.median / k, 1)} |`,
       );
     }
   }

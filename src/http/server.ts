@@ -76,7 +76,7 @@ async function handle(
     }
     const id = decodeURIComponent(match[1]!);
     for (const [partition, worker] of d.processor.partitions()) {
-      const state = worker.states.get(id);
+      const state = worker.states.peek(id);
       if (state) return send(res, 200, sessionView(id, partition, state, d.recent.get(id)));
     }
     return send(res, 404, { error: `session ${id} is not tracked by this instance` });

@@ -8,8 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
-import { deserializeState } from '../engine/serialize';
-import type { SessionState } from '../engine/state';
+import type { SessionStates } from './sessionStates';
 
 /** Changelog key of barrier records; no sessionId can be this (it starts with a NUL). */
 export const BARRIER_KEY = '\u0000restore-barrier';
@@ -34,10 +33,20 @@ export async function writeBarrier(
 export interface RestoreTarget {
   partition: number;
   nonce: string;
-  states: Map<string, SessionState>;
+  states: SessionStates;
 }
 
-/** Reads the changelog until each target's barrier; fills `states` (tombstones delete). */
+/**
+ * Fetch sizes of the restore consumer: large, so that a restore is a few big reads (kafkajs'
+ * defaults, 1 MiB per partition and 10 MiB per fetch, make it many small round trips).
+ */
+export const RESTORE_MAX_BYTES_PER_PARTITION = 16 * 1024 * 1024;
+export const RESTORE_MAX_BYTES = 50 * 1024 * 1024;
+
+/**
+ * Reads the changelog until each target's barrier; fills `states` with each session's
+ * serialized state, decoded on its first use (tombstones delete).
+ */
 export async function restorePartitions(
   kafka: Kafka,
   topic: string,
@@ -51,6 +60,9 @@ export async function restorePartitions(
     groupId: `${groupPrefix}.restore.${randomUUID()}`,
     readUncommitted: false,
     allowAutoTopicCreation: false,
+    maxBytesPerPartition: RESTORE_MAX_BYTES_PER_PARTITION,
+    maxBytes: RESTORE_MAX_BYTES,
+    maxWaitTimeInMs: 100,
   });
   let finish!: () => void;
   let fail!: (e: Error) => void;
@@ -72,6 +84,7 @@ export async function restorePartitions(
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
       autoCommit: false,
+      partitionsConsumedConcurrently: targets.length,
       eachBatch: async ({ batch }) => {
         const target = pending.get(batch.partition);
         if (!target) {
@@ -91,7 +104,7 @@ export async function restorePartitions(
             continue;
           }
           if (m.value === null) target.states.delete(key);
-          else target.states.set(key, deserializeState(m.value));
+          else target.states.setSerialized(key, m.value);
         }
       },
     });

@@ -65,6 +65,130 @@ export function conform(type: Type, value: unknown): unknown {
   return Object.is(value, -0) ? 0 : value;
 }
 
+/** What a compiled conformer returns for a value it does not vouch for. */
+export const REJECTED: unique symbol = Symbol('rejected');
+
+/** `value` conformed, or `REJECTED`. */
+export type Conformer = (value: unknown) => unknown;
+
+const conformers = new WeakMap<Type, Conformer>();
+const hasOwn = Object.prototype.hasOwnProperty;
+const rejectAll: Conformer = () => REJECTED;
+
+/**
+ * `conform`, `findInvalid` and `findSemanticError` in one pass over the value, for the per-event
+ * hot path: returns exactly what `conform(type, value)` returns when neither check would find
+ * anything, and `REJECTED` otherwise. It never explains: a rejected value goes through those
+ * three functions for its precise error (or for its acceptance: the conformer may reject what it
+ * cannot vouch for, e.g. types these schemas do not use, never accept what they would refuse).
+ * Kept in step with avsc 5.7.9's checks (`_check` of record, array, unwrapped union, enum,
+ * long, string, null); test/unit/schema-conformer.test.ts compares the two on random input.
+ */
+export function compileConformer(type: Type): Conformer {
+  const known = conformers.get(type);
+  if (known !== undefined) return known;
+  // Registered before compiling, so a named type referring to itself compiles too.
+  const late: { conform?: Conformer } = {};
+  conformers.set(type, (value) => (late.conform as Conformer)(value));
+  const compiled = compileType(type);
+  late.conform = compiled;
+  conformers.set(type, compiled);
+  return compiled;
+}
+
+function compileType(type: Type): Conformer {
+  if (isRecordType(type)) return compileRecord(type);
+  if (isArrayType(type)) {
+    const item = compileConformer(type.itemsType);
+    return (value) => {
+      if (!Array.isArray(value)) return REJECTED;
+      const out = new Array<unknown>(value.length);
+      for (let i = 0; i < value.length; i++) {
+        const v = item(value[i]);
+        if (v === REJECTED) return REJECTED;
+        out[i] = v;
+      }
+      return out;
+    };
+  }
+  if (isUnionType(type)) {
+    // Only `["null", T]` (either order) with T a long, string or enum: avsc picks the branch by
+    // the value's kind (null or not), and T's conformer refuses every other kind.
+    const nonNull = type.types.filter((t) => t.typeName !== 'null');
+    const [only] = nonNull;
+    const simple = ['long', 'string', 'enum'];
+    const unwrapped = type.typeName === 'union:unwrapped';
+    if (!unwrapped || type.types.length !== 2 || !simple.includes(only?.typeName ?? '')) {
+      return rejectAll;
+    }
+    const inner = compileConformer(only as Type);
+    return (value) => (value === null ? null : inner(value));
+  }
+  if (isEnumType(type)) {
+    const symbols = new Set(type.symbols);
+    return (value) => (typeof value === 'string' && symbols.has(value) ? value : REJECTED);
+  }
+  switch (type.typeName) {
+    case 'long':
+      // avsc: an integer within ±MAX_LONG; DESIGN §3: never negative; conform: -0 becomes 0.
+      return (value) =>
+        typeof value === 'number' && value >= 0 && value <= MAX_LONG && Number.isInteger(value)
+          ? value === 0
+            ? 0
+            : value
+          : REJECTED;
+    case 'string':
+      return (value) => (typeof value === 'string' ? value : REJECTED);
+    case 'null':
+      return (value) => (value === null ? null : REJECTED);
+    default:
+      return rejectAll;
+  }
+}
+
+/**
+ * A record's conformer is generated code (as avsc's own checkers are): one straight-line function
+ * per record type that reads each field once and builds the result as an object literal, so every
+ * conformed value of a type has one shape. Field names are Avro names (`[A-Za-z_][A-Za-z0-9_]*`,
+ * enforced by avsc), quoted with JSON.stringify all the same.
+ */
+function compileRecord(type: types.RecordType): Conformer {
+  const args: string[] = ['R', 'hasOwn'];
+  const values: unknown[] = [REJECTED, hasOwn];
+  const lines: string[] = [
+    "if (typeof v !== 'object' || v === null || Array.isArray(v)) return R;",
+  ];
+  const props: string[] = [];
+  type.fields.forEach((field, i) => {
+    const name = JSON.stringify(field.name);
+    const sample: unknown = field.defaultValue();
+    args.push(`c${i}`);
+    values.push(compileConformer(field.type));
+    lines.push(`var x${i} = hasOwn.call(v, ${name}) ? v[${name}] : undefined;`);
+    if (sample === undefined) {
+      lines.push(`if (x${i} === undefined) return R;`);
+    } else if (sample === null || typeof sample !== 'object') {
+      // avsc hands out the same immutable default each time.
+      args.push(`d${i}`);
+      values.push(sample);
+      lines.push(`if (x${i} === undefined) x${i} = d${i};`);
+    } else {
+      args.push(`f${i}`);
+      values.push(field);
+      lines.push(`if (x${i} === undefined) x${i} = f${i}.defaultValue();`);
+    }
+    lines.push(`x${i} = c${i}(x${i});`, `if (x${i} === R) return R;`);
+    props.push(`${name}: x${i}`);
+  });
+  const names = type.fields.map((f) => f.name);
+  const start = names.indexOf('start');
+  const end = names.indexOf('end');
+  if (start >= 0 && end >= 0) lines.push(`if (!(x${end} >= x${start})) return R;`);
+  lines.push(`return { ${props.join(', ')} };`);
+  const body = `return function conform(v) {\n  ${lines.join('\n  ')}\n};`;
+  return new Function(...args, body)(...values) as Conformer;
+}
+
 function describeType(type: Type): string {
   if (isEnumType(type)) return `one of ${type.symbols.join(', ')}`;
   if (isRecordType(type)) return `an object (${shortTypeName(type)})`;

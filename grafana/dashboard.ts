@@ -283,7 +283,8 @@ export function buildDashboard(): Dashboard {
     .withPanel(
       ts({
         title: 'Engine step duration',
-        description: 'Time of one engine step (evolve, deciding requests).',
+        description:
+          'Mean time of one engine step (evolve, deciding requests) over a fetched batch; the quantiles are over batches.',
         unit: 's',
         queries: quantiles(`${M}engine_step_duration_seconds`),
       }),

@@ -59,38 +59,48 @@ export function applySessionOpened(s: SessionState, e: SessionOpened, out: Colle
   }
 }
 
+/** Does the turn start where the last one ended (or at 0, the first)? */
+export function continuesLastTurn(s: SessionState, e: TurnAppended): boolean {
+  return s.lastTurn >= 0
+    ? e.turn === s.lastTurn + 1 &&
+        e.tokens.start === s.lastTokensEnd &&
+        e.messages.start === s.lastMessagesEnd
+    : e.turn === 0 && e.tokens.start === 0 && e.messages.start === 0;
+}
+
+/**
+ * Heads and the last turn follow an appended turn. Numbers, not the event's span objects: a
+ * state keeps nothing of the events it saw (they would outlive the young generation).
+ */
+export function advanceTurn(s: SessionState, e: TurnAppended): void {
+  if (e.turn + 1 > s.headTurns) s.headTurns = e.turn + 1;
+  if (e.tokens.end > s.headTokens) s.headTokens = e.tokens.end;
+  if (e.messages.end > s.headMessages) s.headMessages = e.messages.end;
+  s.lastTurn = e.turn;
+  s.lastTokensStart = e.tokens.start;
+  s.lastTokensEnd = e.tokens.end;
+  s.lastMessagesStart = e.messages.start;
+  s.lastMessagesEnd = e.messages.end;
+}
+
 export function applyTurnAppended(s: SessionState, e: TurnAppended, out: Collector): void {
   const unit = s.unit;
   if (unit === null) {
     out.note('ignored');
     return;
   }
-  const continuous =
-    s.lastTurn >= 0
-      ? e.turn === s.lastTurn + 1 &&
-        e.tokens.start === s.lastTokensEnd &&
-        e.messages.start === s.lastMessagesEnd
-      : e.turn === 0 && e.tokens.start === 0 && e.messages.start === 0;
-  if (!continuous) {
+  if (!continuesLastTurn(s, e)) {
     const span = turnSpan(e, unit);
     // Fail closed: the skipped positions may have held a constraint.
     raiseGapHead(s, span.end);
     out.note('gap');
     s.pins = union(s.pins, range(lastTurnEnd(s, unit), span.start));
   }
-  if (e.turn + 1 > s.headTurns) s.headTurns = e.turn + 1;
-  if (e.tokens.end > s.headTokens) s.headTokens = e.tokens.end;
-  if (e.messages.end > s.headMessages) s.headMessages = e.messages.end;
   if (e.pins.length > 0) {
     const span = turnSpan(e, unit);
     s.pins = union(s.pins, range(span.start, span.end));
   }
-  // Numbers, not the event's span objects: a state keeps nothing of the events it saw.
-  s.lastTurn = e.turn;
-  s.lastTokensStart = e.tokens.start;
-  s.lastTokensEnd = e.tokens.end;
-  s.lastMessagesStart = e.messages.start;
-  s.lastMessagesEnd = e.messages.end;
+  advanceTurn(s, e);
 }
 
 function unplaceable(

@@ -4,7 +4,7 @@
  * input state is never changed, the clock is passed in, and the same inputs give the same
  * outputs.
  */
-import type { ContextEvent, MalformedRequest } from './events';
+import type { ContextEvent, MalformedRequest, TurnAppended } from './events';
 import { Collector, type Note, type Output } from './collector';
 import {
   applyLossAcknowledged,
@@ -13,6 +13,8 @@ import {
   applySpillFailed,
   applyTruncated,
   applyTurnAppended,
+  advanceTurn,
+  continuesLastTurn,
 } from './apply';
 import { answerMalformed, applyCompactionCommitted, applyCompactionRequested } from './compaction';
 import { classifySeq, namedPosition, raiseGapHead, rememberEventId } from './sequence';
@@ -31,6 +33,33 @@ export interface StepResult {
   state: SessionState;
   outputs: readonly Output[];
   notes: readonly Note[];
+}
+
+const NO_OUTPUTS: readonly Output[] = Object.freeze([]) as readonly Output[];
+const NO_NOTES: readonly Note[] = Object.freeze([]) as readonly Note[];
+
+/**
+ * The ~94 % case as one short step: the next seq of an open, known session, a turn that
+ * continues the last one and carries no pin. Exactly what steps 1–3 do for it (nothing to
+ * audit, no note), without the general path's collector; false, and nothing changed, for
+ * any other turn.
+ */
+function appendedInOrder(s: SessionState, e: TurnAppended): boolean {
+  if (
+    s.unit === null ||
+    s.closedAt !== null ||
+    e.seq !== s.lastSeq + 1 ||
+    e.pins.length !== 0 ||
+    s.lastTurn < 0 ||
+    !continuesLastTurn(s, e)
+  ) {
+    return false;
+  }
+  rememberEventId(s, e.seq, hash53(e.eventId));
+  s.lastSeq = e.seq;
+  s.epoch++;
+  advanceTurn(s, e);
+  return true;
 }
 
 /** Which conflicting events are still applied: their effect does not depend on order (step 1). */
@@ -86,6 +115,9 @@ export function evolveInPlace(
   decidedAt: number,
   options: EngineOptions,
 ): StepResult {
+  if (owned !== undefined && e.type === 'TurnAppended' && appendedInOrder(owned, e)) {
+    return { state: owned, outputs: NO_OUTPUTS, notes: NO_NOTES };
+  }
   const dropped =
     owned !== undefined &&
     owned.closedAt !== null &&

@@ -8,20 +8,30 @@ import type { Batch, Kafka, Message, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { evolveInPlace, type EngineOptions } from '../engine/evolve';
-import type { Output, Note } from '../engine/collector';
+import type { Output } from '../engine/collector';
 import { serializeState } from '../engine/serialize';
 import type { SessionState } from '../engine/state';
 import type { RegistryCodec } from '../registry/codec';
-import { deadLetter, decodeRecord, outputMessage, type DeadLetterCode } from './records';
+import { EventTally } from './observers';
+import {
+  deadLetter,
+  decodeRecord,
+  decodeRecordNow,
+  outputMessage,
+  type DeadLetterCode,
+  type DecodedRecord,
+} from './records';
 import { SessionStates } from './sessionStates';
 
 /** What the processor reports (metrics hook up here); every method optional. */
 export interface ProcessorObserver {
-  event?(type: string, notes: readonly Note[]): void;
+  /** Once per batch, after its engine steps and before its transaction: what its events did. */
+  batchEvents?(tally: EventTally): void;
   output?(o: Output, latencyMs: number | null): void;
   deadLetter?(code: DeadLetterCode): void;
   transaction?(outcome: 'committed' | 'aborted', records: number): void;
-  engineStep?(seconds: number): void;
+  /** Once per batch (with at least one step): its engine steps and their total time. */
+  engineSteps?(steps: number, seconds: number): void;
   rebalance?(): void;
   restored?(seconds: number): void;
   lag?(partition: number, records: number): void;
@@ -115,16 +125,22 @@ export class PartitionWorker {
       else sends.set(topic, [message]);
     };
     const delivered: Output[] = [];
+    const tally = new EventTally();
+    let engineMs = 0;
     for (const m of batch.messages) {
-      const raw = { key: m.key, value: m.value, offset: m.offset };
-      const decoded = await decodeRecord(raw, c.inputFormat, this.codec).catch((e: unknown) => {
+      let decoded: DecodedRecord;
+      try {
+        // JSON needs no registry: no promise per record then.
+        decoded =
+          decodeRecordNow(m, c.inputFormat) ?? (await decodeRecord(m, c.inputFormat, this.codec));
+      } catch (e) {
         throw new BeforeTransactionError(e);
-      });
+      }
       const input = decoded.ok ? decoded.input : decoded.answer;
       if (!decoded.ok) {
         emit(
           c.dlqTopic,
-          deadLetter(raw, batch.topic, batch.partition, decoded.code, decoded.message),
+          deadLetter(m, batch.topic, batch.partition, decoded.code, decoded.message),
         );
         this.observer.deadLetter?.(decoded.code);
         this.log.warn(
@@ -142,16 +158,23 @@ export class PartitionWorker {
       // state stays intact should the transaction fail.
       let working = overlay.get(input.sessionId);
       if (working === undefined) working = this.states.owned(input.sessionId) ?? null;
-      const started = process.hrtime.bigint();
-      const result = evolveInPlace(working ?? undefined, input, this.clock(), this.engine);
-      this.observer.engineStep?.(Number(process.hrtime.bigint() - started) / 1e9);
+      const decidedAt = this.clock();
+      const started = performance.now();
+      const result = evolveInPlace(working ?? undefined, input, decidedAt, this.engine);
+      engineMs += performance.now() - started;
       overlay.set(input.sessionId, result.state);
-      this.observer.event?.(decoded.ok ? input.type : 'MalformedRequest', result.notes);
+      tally.add(decoded.ok ? input.type : 'MalformedRequest', result.notes);
       for (const o of result.outputs) {
         const { topic, message } = outputMessage(o, this.codec, c);
         emit(topic, message);
         delivered.push(o);
       }
+    }
+    if (tally.byType.size > 0) {
+      let steps = 0;
+      for (const n of tally.byType.values()) steps += n;
+      this.observer.engineSteps?.(steps, engineMs / 1000);
+      this.observer.batchEvents?.(tally);
     }
     this.sweepClosed(overlay);
     for (const [sessionId, state] of overlay) {

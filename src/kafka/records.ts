@@ -26,21 +26,9 @@ export interface RawRecord {
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-async function decodeValue(
-  value: Buffer,
-  format: InputFormat,
-  codec: RegistryCodec,
-): Promise<DecodeResult | 'not-utf8'> {
-  // Auto: the Confluent wire format starts with magic byte 0, a JSON object with `{` or space.
-  const avro = format === 'avro' || (format === 'auto' && value[0] === 0);
-  if (avro) return codec.decodeEvent(value);
-  let text: string;
-  try {
-    text = UTF8.decode(value);
-  } catch {
-    return 'not-utf8';
-  }
-  return decodeEventLine(text);
+/** Auto: the Confluent wire format starts with magic byte 0, a JSON object with `{` or space. */
+function isAvro(value: Buffer, format: InputFormat): boolean {
+  return format === 'avro' || (format === 'auto' && value[0] === 0);
 }
 
 /**
@@ -52,6 +40,16 @@ export async function decodeRecord(
   format: InputFormat,
   codec: RegistryCodec,
 ): Promise<DecodedRecord> {
+  return (
+    decodeRecordNow(r, format) ?? withKey(r, await codec.decodeEvent(r.value as Buffer)) // not empty: checked by decodeRecordNow
+  );
+}
+
+/**
+ * `decodeRecord` without a promise for every record that needs no schema registry (JSON values,
+ * empty values); undefined for an Avro value, which needs `decodeRecord`.
+ */
+export function decodeRecordNow(r: RawRecord, format: InputFormat): DecodedRecord | undefined {
   if (r.value === null || r.value.length === 0) {
     return {
       ok: false,
@@ -60,8 +58,11 @@ export async function decodeRecord(
       answer: null,
     };
   }
-  const decoded = await decodeValue(r.value, format, codec);
-  if (decoded === 'not-utf8') {
+  if (isAvro(r.value, format)) return undefined;
+  let text: string;
+  try {
+    text = UTF8.decode(r.value);
+  } catch {
     return {
       ok: false,
       code: 'NOT_UTF8',
@@ -69,6 +70,10 @@ export async function decodeRecord(
       answer: null,
     };
   }
+  return withKey(r, decodeEventLine(text));
+}
+
+function withKey(r: RawRecord, decoded: DecodeResult): DecodedRecord {
   if (!decoded.ok) {
     return {
       ok: false,

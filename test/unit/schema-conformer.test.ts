@@ -112,7 +112,9 @@ type Mutation = { at: number; action: 'delete' | 'set' | 'add'; value: unknown; 
 
 function mutate(base: Record<string, unknown>, mutations: Mutation[]): Record<string, unknown> {
   const copy = structuredClone(base);
-  for (const m of mutations) {
+  for (const { value: shared, ...m } of mutations) {
+    // The pool's objects are shared between runs: a copy each time (no cycles, no leaks).
+    const value: unknown = structuredClone(shared);
     const all = paths(copy);
     const path = all.length === 0 ? [] : all[m.at % all.length]!;
     let parent: unknown = copy;
@@ -123,7 +125,7 @@ function mutate(base: Record<string, unknown>, mutations: Mutation[]): Record<st
     if (m.action === 'add' || last === undefined) {
       // An own property even for `__proto__`, as JSON.parse makes it.
       Object.defineProperty(target, m.key, {
-        value: m.value,
+        value,
         enumerable: true,
         writable: true,
         configurable: true,
@@ -131,7 +133,7 @@ function mutate(base: Record<string, unknown>, mutations: Mutation[]): Record<st
     } else if (m.action === 'delete') {
       delete target[last];
     } else {
-      target[last] = m.value;
+      target[last] = value;
     }
   }
   return copy;

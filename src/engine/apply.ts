@@ -24,7 +24,15 @@ import {
   union,
 } from './intervals';
 import { raiseGapHead, rememberOnly } from './sequence';
-import { type SessionState, inUnit, knownHead, lastTurnEnd, turnSpan, withUnit } from './state';
+import {
+  NO_SETS,
+  type SessionState,
+  inUnit,
+  knownHead,
+  lastTurnEnd,
+  turnSpan,
+  withUnit,
+} from './state';
 import { hash53 } from './hash';
 
 export function applySessionOpened(s: SessionState, e: SessionOpened, out: Collector): void {
@@ -36,9 +44,9 @@ export function applySessionOpened(s: SessionState, e: SessionOpened, out: Colle
   s.policy = p;
   s.unit = p.floor.unit;
   // P, A1 and X of an unknown session serve only UNKNOWN_SESSION decisions (DESIGN §4).
-  s.spilled = {};
-  s.ackOnce = {};
-  s.unspillable = {};
+  s.spilled = NO_SETS;
+  s.ackOnce = NO_SETS;
+  s.unspillable = NO_SETS;
   if (p.triggerTokens >= p.ceilingTokens) {
     out.audit(
       'ADVISORY',
@@ -122,7 +130,7 @@ function unplaceable(
 
 export function applyTruncated(s: SessionState, e: Truncated, out: Collector): void {
   // The one-compaction acceptance expires with any truncation, with or without a policy.
-  s.ackOnce = {};
+  s.ackOnce = NO_SETS;
   if (!s.policy) {
     out.note('ignored');
     return;
@@ -239,7 +247,7 @@ export function applyLossAcknowledged(s: SessionState, e: LossAcknowledged, out:
     }
   }
   // (3) The whole range lets exactly one compaction through.
-  s.ackOnce = withUnit({}, unit, r);
+  s.ackOnce = withUnit(NO_SETS, unit, r);
   s.spillFailed = false;
   out.audit(
     'ADVISORY',

@@ -13,14 +13,20 @@ import {
 } from './decide';
 import { EMPTY, clip, range, subtract, union } from './intervals';
 import { raiseGapHead } from './sequence';
-import { STORED_VERDICTS, type SessionState, type StoredVerdict, knownHead } from './state';
+import {
+  NO_SETS,
+  STORED_VERDICTS,
+  type SessionState,
+  type StoredVerdict,
+  knownHead,
+} from './state';
 import { hash53 } from './hash';
 
 function sameRequest(v: StoredVerdict, e: CompactionRequested | CompactionCommitted): boolean {
   return (
     v.unit === e.unit &&
-    v.summaryInput.start === e.summaryInput.start &&
-    v.summaryInput.end === e.summaryInput.end &&
+    v.sIn === e.summaryInput.start &&
+    v.eIn === e.summaryInput.end &&
     v.tailStart === e.tailStart
   );
 }
@@ -69,7 +75,7 @@ export function applyCompactionRequested(
     out.audit(
       'VIOLATION',
       'REQUEST_ID_REUSED',
-      `requestId ${e.requestId} was first used for ${stored.unit} summaryInput [${stored.summaryInput.start},${stored.summaryInput.end}) tailStart ${stored.tailStart}, now for ${e.unit} summaryInput [${e.summaryInput.start},${e.summaryInput.end}) tailStart ${e.tailStart}`,
+      `requestId ${e.requestId} was first used for ${stored.unit} summaryInput [${stored.sIn},${stored.eIn}) tailStart ${stored.tailStart}, now for ${e.unit} summaryInput [${e.summaryInput.start},${e.summaryInput.end}) tailStart ${e.tailStart}`,
       e.unit,
       range(e.summaryInput.start, e.summaryInput.end),
     );
@@ -79,7 +85,8 @@ export function applyCompactionRequested(
   store(s, index, {
     requestKey: key,
     unit: e.unit,
-    summaryInput: e.summaryInput,
+    sIn: e.summaryInput.start,
+    eIn: e.summaryInput.end,
     tailStart: e.tailStart,
     decision: decided.verdict.decision,
     inputSeq: e.seq,
@@ -137,7 +144,7 @@ export function applyCompactionCommitted(
 ): void {
   auditCommit(s, e, out);
   // The one-compaction acceptance is used up, with or without a policy.
-  s.ackOnce = {};
+  s.ackOnce = NO_SETS;
   if (!s.policy) return;
   const unit = s.policy.floor.unit;
   if (e.unit !== unit) {

@@ -7,7 +7,7 @@
 import * as avro from 'avsc';
 import type { Unit } from './events';
 import type { IntervalSet } from './intervals';
-import type { PerUnit, SessionState } from './state';
+import { NO_SETS, type PerUnit, type SessionState } from './state';
 import { rememberedFrom, rememberedIds } from './sequence';
 
 const FORMAT_VERSION = 1;
@@ -140,6 +140,7 @@ function perUnitOut(sets: PerUnit): { unit: Unit; set: number[] }[] {
 }
 
 function perUnitIn(list: { unit: Unit; set: number[] }[]): PerUnit {
+  if (list.length === 0) return NO_SETS;
   const out: PerUnit = {};
   for (const x of list) out[x.unit] = fromDeltas(x.set) as IntervalSet;
   return out;
@@ -181,8 +182,8 @@ export function serializeState(s: SessionState): Buffer {
     verdicts: s.verdicts.map((v) => ({
       requestKey: v.requestKey,
       unit: v.unit,
-      sIn: v.summaryInput.start,
-      eIn: v.summaryInput.end,
+      sIn: v.sIn,
+      eIn: v.eIn,
       tailStart: v.tailStart,
       approved: v.decision === 'APPROVE',
       inputSeq: v.inputSeq,
@@ -244,7 +245,8 @@ export function deserializeState(buf: Buffer): SessionState {
     verdicts: r.verdicts.map((v: any) => ({
       requestKey: v.requestKey,
       unit: v.unit,
-      summaryInput: { start: v.sIn, end: v.eIn },
+      sIn: v.sIn,
+      eIn: v.eIn,
       tailStart: v.tailStart,
       decision: v.approved ? 'APPROVE' : 'REFUSE',
       inputSeq: v.inputSeq,

@@ -19,6 +19,12 @@ export const STORED_VERDICTS = 16;
 /** Sets kept per unit for a session without a policy (its U is not known yet). */
 export type PerUnit = Partial<Record<Unit, IntervalSet>>;
 
+/**
+ * The empty per-unit sets, one shared frozen value: most sessions have no spill,
+ * acknowledgement or unspillable range, and an empty object per field costs ~56 B each.
+ */
+export const NO_SETS: PerUnit = Object.freeze({}) as PerUnit;
+
 /** The pending spill request (DESIGN §5, Action): the range asked for, in its unit. */
 export interface PendingSpill {
   id: string;
@@ -36,7 +42,9 @@ export interface PendingSpill {
 export interface StoredVerdict {
   requestKey: number;
   unit: Unit;
-  summaryInput: Span;
+  /** summaryInput's start and end, as numbers: the store keeps nothing of the event. */
+  sIn: number;
+  eIn: number;
   tailStart: number;
   decision: Decision;
   inputSeq: number;
@@ -117,9 +125,9 @@ export function emptyState(): SessionState {
     truncated: EMPTY,
     summary: EMPTY,
     ackPermanent: EMPTY,
-    spilled: {},
-    ackOnce: {},
-    unspillable: {},
+    spilled: NO_SETS,
+    ackOnce: NO_SETS,
+    unspillable: NO_SETS,
     spillFailed: false,
     pendingSpill: null,
     verdicts: [],

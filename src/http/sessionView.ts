@@ -39,7 +39,7 @@ export function sessionView(
     lastVerdicts: recent,
     storedVerdicts: s.verdicts.map((v) => ({
       unit: v.unit,
-      summaryInput: v.summaryInput,
+      summaryInput: { start: v.sIn, end: v.eIn },
       tailStart: v.tailStart,
       decision: v.decision,
       inputSeq: v.inputSeq,

@@ -57,6 +57,22 @@ export async function openEnv(): Promise<Env> {
 }
 
 /** A config with topic and group names unique to one run. */
+/**
+ * `--config key=value,key=value`: processor settings (Config field names, numbers or strings)
+ * for tuning studies, e.g. `--config partitionsConsumedConcurrently=3,fetchMaxWaitMs=500`.
+ */
+export function configFromArgs(spec: string | undefined): Partial<Config> {
+  const out: Record<string, string | number> = {};
+  for (const pair of (spec ?? '').split(',').filter(Boolean)) {
+    const [key, value] = pair.split('=');
+    if (!key || value === undefined || !(key in DEFAULTS)) {
+      throw new Error(`--config: expected key=value with a Config field name, got "${pair}"`);
+    }
+    out[key] = /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
+  }
+  return out as Partial<Config>;
+}
+
 export function benchConfig(env: Env, overrides: Partial<Config> = {}): Config {
   const id = randomUUID().slice(0, 8);
   return {

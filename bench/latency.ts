@@ -24,6 +24,7 @@ import { verdictType } from '../src/schema/schemas';
 import { TYPICAL_POLICY } from './typical';
 import {
   benchConfig,
+  configFromArgs,
   createTopic,
   describeMachine,
   type Env,
@@ -49,6 +50,7 @@ const SESSIONS = 1000;
 const PARTITIONS = 6;
 const TICK_MS = 5;
 const SKIP = new Set((option('skip') ?? '').split(',').filter(Boolean));
+const CONFIG = configFromArgs(option('config'));
 
 /** Sessions cycling through: SessionOpened, then (5 TurnAppended, 1 CompactionRequested)*. */
 class Traffic {
@@ -109,7 +111,7 @@ interface RunResult {
 }
 
 async function runOnce(env: Env, rate: number, pathName: 'product' | 'echo'): Promise<RunResult> {
-  const c: Config = benchConfig(env, { partitions: PARTITIONS });
+  const c: Config = benchConfig(env, { partitions: PARTITIONS, ...CONFIG });
   await createTopic(env.admin, c.inputTopic, PARTITIONS);
   let stopChild: () => Promise<void>;
   if (pathName === 'product') {

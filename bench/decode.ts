@@ -23,6 +23,7 @@ import type { RegistryCodec } from '../src/registry/codec';
 import { decodeEventAvro, decodeEventLine, encodeEventAvro } from '../src/schema/decodeEvent';
 import { parseEventSchema, rawSchemas } from '../src/schema/schemas';
 import { generateFleetArray } from '../src/sim';
+import { parseBenchArgs } from './args';
 
 export interface DecodeBenchOptions {
   events: number;
@@ -200,25 +201,12 @@ export function formatReport(r: DecodeBenchResult): string {
 }
 
 function parseArgs(argv: readonly string[]): { options: DecodeBenchOptions; json: boolean } {
-  const options: DecodeBenchOptions = { ...(argv.includes('--quick') ? QUICK : DEFAULTS) };
-  const numeric: Record<string, keyof DecodeBenchOptions> = {
-    '--events': 'events',
-    '--sessions': 'sessions',
-    '--seed': 'seed',
-    '--runs': 'runs',
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const key = numeric[argv[i]!];
-    if (key === undefined) {
-      if (argv[i] !== '--quick' && argv[i] !== '--json')
-        throw new Error(`unknown argument ${argv[i]}`);
-      continue;
-    }
-    const value = Number(argv[++i]);
-    if (!Number.isFinite(value) || value <= 0) throw new Error(`${argv[i - 1]} needs a number`);
-    options[key] = value;
-  }
-  return { options, json: argv.includes('--json') };
+  return parseBenchArgs(
+    argv,
+    { full: DEFAULTS, quick: QUICK },
+    { '--events': 'events', '--sessions': 'sessions', '--seed': 'seed', '--runs': 'runs' },
+    (n) => Number.isFinite(n) && n > 0,
+  );
 }
 
 if (require.main === module) {

@@ -24,6 +24,7 @@ import {
 import { type PackedEvents, generateFleetPacked } from '../src/sim';
 import { type TruncationLog, assertCompactionSafe } from './baseline';
 import { typicalSession } from './typical';
+import { parseBenchArgs } from './args';
 
 export interface BenchOptions {
   sessions: number;
@@ -538,28 +539,19 @@ export function formatReport(r: BenchResult): string {
 }
 
 function parseArgs(argv: readonly string[]): { options: BenchOptions; json: boolean } {
-  const options: BenchOptions = { ...(argv.includes('--quick') ? QUICK : FULL) };
-  const numeric: Record<string, keyof BenchOptions> = {
-    '--sessions': 'sessions',
-    '--events': 'events',
-    '--seed': 'seed',
-    '--runs': 'runs',
-    '--faulty-share': 'faultyShare',
-    '--decision-rounds': 'decisionRounds',
-    '--min-round-ms': 'minRoundMs',
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const key = numeric[argv[i]!];
-    if (key === undefined) {
-      if (argv[i] !== '--quick' && argv[i] !== '--json')
-        throw new Error(`unknown argument ${argv[i]}`);
-      continue;
-    }
-    const value = Number(argv[++i]);
-    if (!Number.isFinite(value)) throw new Error(`${argv[i - 1]} needs a number`);
-    options[key] = value;
-  }
-  return { options, json: argv.includes('--json') };
+  return parseBenchArgs(
+    argv,
+    { full: FULL, quick: QUICK },
+    {
+      '--sessions': 'sessions',
+      '--events': 'events',
+      '--seed': 'seed',
+      '--runs': 'runs',
+      '--faulty-share': 'faultyShare',
+      '--decision-rounds': 'decisionRounds',
+      '--min-round-ms': 'minRoundMs',
+    },
+  );
 }
 
 if (require.main === module) {

@@ -45,6 +45,7 @@ import {
   stats,
   topicEnd,
   waitCommitted,
+  runMain,
 } from './kafka-common';
 
 const QUICK = flag('quick');
@@ -441,10 +442,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -16,6 +16,17 @@ import { DEFAULT_KAFKA_VERSION } from '../src/services/maven';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Runs a benchmark's main: exit 0 when it resolves; print the error and exit 1 when it fails. */
+export function runMain(main: () => Promise<unknown>): void {
+  main().then(
+    () => process.exit(0),
+    (e: unknown) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}
+
 export function flag(name: string): boolean {
   return process.argv.includes(`--${name}`);
 }

@@ -38,6 +38,7 @@ import {
   sleep,
   spawnProcessor,
   stats,
+  runMain,
 } from './kafka-common';
 
 const QUICK = flag('quick');
@@ -340,11 +341,5 @@ if (flag('echo-child')) {
     process.exit(1);
   });
 } else {
-  main().then(
-    () => process.exit(0),
-    (e: unknown) => {
-      console.error(e);
-      process.exit(1);
-    },
-  );
+  runMain(main);
 }

@@ -38,6 +38,7 @@ import {
   saveResult,
   sleep,
   stats,
+  runMain,
 } from './kafka-common';
 
 const QUICK = flag('quick');
@@ -294,10 +295,4 @@ async function main(): Promise<void> {
   console.error(`\nresult: ${file}`);
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runMain(main);

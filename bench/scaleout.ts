@@ -36,6 +36,7 @@ import {
   spawnProcessor,
   stats,
   waitCommitted,
+  runMain,
 } from './kafka-common';
 
 const QUICK = flag('quick');
@@ -165,10 +166,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runMain(main);

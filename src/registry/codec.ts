@@ -6,6 +6,7 @@
  * batch is retried), never a dead letter; an unknown or foreign schema id is a dead letter.
  */
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { TimeoutMiddleware } from 'mappersmith/middleware/timeout';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -56,6 +57,16 @@ interface HttpResult {
 }
 
 /**
+ * No registry call may wait forever: a request the registry accepted but never answers would
+ * hold its batch, and with it the partition and a clean shutdown (seen once in the fault
+ * suite: a batch stuck on a schema lookup, stop() waiting for it). Both clients, this file's
+ * own REST calls and @kafkajs/confluent-schema-registry's (mappersmith, no timeout by
+ * default), give up after this long; the failure then takes the "registry unavailable" path
+ * (the batch is retried, /readyz says why).
+ */
+export const REGISTRY_TIMEOUT_MS = 15_000;
+
+/**
  * One registry REST call over node:http(s), so that the same https.Agent (with the configured
  * CA) serves it and @kafkajs/confluent-schema-registry's calls. (Node's fetch, undici, takes no
  * https.Agent; a global undici dispatcher would change every other fetch in the process.)
@@ -76,7 +87,7 @@ function call(
         method,
         headers: { ...headers, 'Content-Length': Buffer.byteLength(body) },
         ...(agent && u.protocol === 'https:' ? { agent } : {}),
-        timeout: 15_000,
+        timeout: REGISTRY_TIMEOUT_MS,
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -88,7 +99,9 @@ function call(
       },
     );
     req.on('timeout', () =>
-      req.destroy(new Error(`${method} ${u.origin}${u.pathname}: no answer in 15 s`)),
+      req.destroy(
+        new Error(`${method} ${u.origin}${u.pathname}: no answer in ${REGISTRY_TIMEOUT_MS} ms`),
+      ),
     );
     req.on('error', reject);
     req.end(body);
@@ -182,13 +195,20 @@ export class RegistryCodec {
     topics: SubjectTopics,
     auth?: BasicAuth,
     tls?: RegistryTls,
+    timeoutMs: number = REGISTRY_TIMEOUT_MS,
   ): RegistryCodec {
     const agent =
       tls?.caFile != null && url.startsWith('https://')
         ? new HttpsAgent({ keepAlive: true, ca: readFileSync(tls.caFile, 'utf8') })
         : undefined;
     const registry = new SchemaRegistry(
-      { host: url, auth: auth as never, retry: { retries: 2 }, ...(agent ? { agent } : {}) },
+      {
+        host: url,
+        auth: auth as never,
+        retry: { retries: 2 },
+        middlewares: [TimeoutMiddleware(timeoutMs)],
+        ...(agent ? { agent } : {}),
+      },
       { [SchemaType.AVRO]: { wrapUnions: true } },
     );
     return new RegistryCodec(registry, topics, url, auth, agent);

@@ -7,29 +7,21 @@
  * leaves to the GC. Only the rare strings (requestIds, spill ids, handles) and the policies
  * are kept as objects; an eventId of the form `<sessionId>-<seq>` is rebuilt, not stored.
  */
-import type {
-  ContextEvent,
-  EventType,
-  Pin,
-  Policy,
-  Role,
-  TruncationReason,
-  Unit,
+import {
+  EVENT_TYPES,
+  type ContextEvent,
+  type EventType,
+  type Pin,
+  type Policy,
+  type Role,
+  type TruncationReason,
+  type Unit,
 } from '../engine/events';
 import { type FleetOptions, FleetSimulation } from './fleet';
 import type { SessionPlan } from './orchestrator';
 
-const TYPES: readonly EventType[] = [
-  'SessionOpened',
-  'TurnAppended',
-  'Truncated',
-  'CompactionRequested',
-  'CompactionCommitted',
-  'SpillCompleted',
-  'SpillFailed',
-  'LossAcknowledged',
-  'SessionClosed',
-];
+// The packed `kind` of an event is its index in the engine's list of event types.
+const TYPES = EVENT_TYPES;
 const UNITS: readonly Unit[] = ['TURNS', 'TOKENS', 'MESSAGES'];
 const ROLES: readonly Role[] = ['SYSTEM', 'USER', 'ASSISTANT', 'TOOL_CALL', 'TOOL_RESULT'];
 const REASONS: readonly TruncationReason[] = ['BUDGET_ENFORCEMENT', 'MANUAL', 'SUMMARY_EVICTED'];

@@ -79,13 +79,17 @@ export interface Consumed {
   headers: Record<string, string>;
 }
 
-/** Reads topics read_committed from the beginning until `done` holds or the timeout passes. */
+/**
+ * Reads topics read_committed from the beginning until `done` holds or the timeout passes,
+ * through `client` (the shared plaintext one unless a test brings its own, e.g. SASL_SSL).
+ */
 export async function readTopics(
   topics: string[],
   done: (records: Consumed[]) => boolean,
   timeoutMs = 60_000,
+  client: Kafka = kafka,
 ): Promise<Consumed[]> {
-  const consumer = kafka.consumer({ groupId: `reader-${randomUUID()}`, readUncommitted: false });
+  const consumer = client.consumer({ groupId: `reader-${randomUUID()}`, readUncommitted: false });
   const records: Consumed[] = [];
   await consumer.connect();
   try {

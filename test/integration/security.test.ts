@@ -25,7 +25,7 @@ import { startLocalKafka, type LocalKafka } from '../../src/services/localKafka'
 import { cacheDir, DEFAULT_KAFKA_VERSION } from '../../src/services/maven';
 import { seedIncident } from '../support/sessionBuilder';
 import type { ContextEvent } from '../../src/engine/events';
-import { decodeOutput, type Consumed } from './pipeline';
+import { decodeOutput, readTopics } from './pipeline';
 import { serviceEnv } from './env';
 import { makeTestPki, type TestPki } from './tls';
 
@@ -127,42 +127,6 @@ async function produce(
   }
 }
 
-async function read(
-  client: Kafka,
-  topics: string[],
-  done: (rs: Consumed[]) => boolean,
-  timeoutMs = 60_000,
-): Promise<Consumed[]> {
-  const consumer = client.consumer({ groupId: `reader-${randomUUID()}`, readUncommitted: false });
-  const records: Consumed[] = [];
-  await consumer.connect();
-  try {
-    for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, timeoutMs);
-      void consumer
-        .run({
-          eachMessage: async ({ topic, message }) => {
-            records.push({
-              topic,
-              key: message.key?.toString() ?? null,
-              value: message.value,
-              headers: {},
-            });
-            if (done(records)) {
-              clearTimeout(timer);
-              resolve();
-            }
-          },
-        })
-        .catch(reject);
-    });
-  } finally {
-    await consumer.disconnect();
-  }
-  return records;
-}
-
 /** A logger at debug level whose lines are kept (to check that no secret is in them). */
 function capturingLogger(): { log: ReturnType<typeof createLogger>; text: () => string } {
   const lines: string[] = [];
@@ -231,7 +195,12 @@ describe('Kafka over SASL_SSL (SCRAM-SHA-512)', () => {
       await codec.registerAll();
       const b = seedIncident('seed-sec');
       await produce(client, c, codec, b.events);
-      const first = await read(client, [c.verdictTopic, c.spillTopic], (rs) => rs.length >= 2);
+      const first = await readTopics(
+        [c.verdictTopic, c.spillTopic],
+        (rs) => rs.length >= 2,
+        undefined,
+        client,
+      );
       const [verdict] = first
         .filter((r) => r.topic === c.verdictTopic)
         .map((r) => decodeOutput(c, r));
@@ -240,7 +209,7 @@ describe('Kafka over SASL_SSL (SCRAM-SHA-512)', () => {
       if (spill?.record !== 'spill-request') throw new Error('no spill request');
       b.spilled(spill.spillRequestId, 'TURNS', 0, 52).request('compact-1', 'TURNS', 8, 40, 40);
       await produce(client, c, codec, b.events.slice(-2));
-      const all = await read(client, [c.verdictTopic], (rs) => rs.length >= 2);
+      const all = await readTopics([c.verdictTopic], (rs) => rs.length >= 2, undefined, client);
       expect(all.map((r) => decodeOutput(c, r))[1]).toMatchObject({
         decision: 'APPROVE',
         basis: 'LOSSLESS_SPILL',

@@ -50,7 +50,6 @@ function appendedInOrder(s: SessionState, e: TurnAppended): boolean {
     s.closedAt !== null ||
     e.seq !== s.lastSeq + 1 ||
     e.pins.length !== 0 ||
-    s.lastTurn < 0 ||
     !continuesLastTurn(s, e)
   ) {
     return false;

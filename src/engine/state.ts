@@ -170,10 +170,6 @@ export function cloneState(s: SessionState): SessionState {
   };
 }
 
-export function unitOf(s: SessionState): Unit | null {
-  return s.unit;
-}
-
 /** H: the head in U. */
 export function headIn(s: SessionState, unit: Unit): number {
   return unit === 'TURNS' ? s.headTurns : unit === 'TOKENS' ? s.headTokens : s.headMessages;

@@ -1,6 +1,6 @@
 /** Test harness for the processor against the real broker and registry. */
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel, type Message } from 'kafkajs';
+import { Kafka, logLevel, type KafkaMessage, type Message } from 'kafkajs';
 import pino from 'pino';
 import { DEFAULTS, type Config } from '../../src/config/config';
 import type { ContextEvent } from '../../src/engine/events';
@@ -79,6 +79,13 @@ export interface Consumed {
   headers: Record<string, string>;
 }
 
+/** A consumed message as the tests compare it: key as text, headers as strings. */
+export function consumed(topic: string, message: KafkaMessage): Consumed {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = String(v);
+  return { topic, key: message.key?.toString() ?? null, value: message.value, headers };
+}
+
 /**
  * Reads topics read_committed from the beginning until `done` holds or the timeout passes,
  * through `client` (the shared plaintext one unless a test brings its own, e.g. SASL_SSL).
@@ -99,14 +106,7 @@ export async function readTopics(
       void consumer
         .run({
           eachMessage: async ({ topic, message }) => {
-            const headers: Record<string, string> = {};
-            for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = String(v);
-            records.push({
-              topic,
-              key: message.key?.toString() ?? null,
-              value: message.value,
-              headers,
-            });
+            records.push(consumed(topic, message));
             if (done(records)) {
               clearTimeout(timer);
               resolve();

@@ -15,7 +15,7 @@ import type { Config } from '../../../src/config/config';
 import { ENV_NAMES } from '../../../src/config/config';
 import type { ContextEvent } from '../../../src/engine/events';
 import type { AuditLineRecord } from '../../../src/audit/replay';
-import { decodeOutput, kafka, offline, verdictMap, type Consumed } from '../pipeline';
+import { consumed, decodeOutput, kafka, offline, verdictMap, type Consumed } from '../pipeline';
 
 export const REPO_ROOT = resolve(__dirname, '../../..');
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -160,14 +160,7 @@ export async function drain(
     });
     await consumer.run({
       eachMessage: async ({ topic, message }) => {
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = String(v);
-        records.push({
-          topic,
-          key: message.key?.toString() ?? null,
-          value: message.value,
-          headers,
-        });
+        records.push(consumed(topic, message));
         last = Date.now();
       },
     });

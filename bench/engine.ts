@@ -1,6 +1,6 @@
 /**
  * Engine benchmark (not a test): a synthetic fleet (src/sim) is generated first, then timed
- * through `Fleet.process` on one thread. Also: the cost of one decision against the seed's
+ * through `OwnedFleet.process` on one thread. Also: the cost of one decision against the seed's
  * stateless `assert_compaction_safe` on the same requests, serialized state size per session,
  * and heap per tracked session. See bench/README.md for the commands and the results.
  *
@@ -14,6 +14,7 @@ import {
   type CompactionRequested,
   type ContextEvent,
   Fleet,
+  OwnedFleet,
   type SessionState,
   type Unit,
   type Verdict,
@@ -94,7 +95,7 @@ export interface BenchResult {
    * shared machine), and, as `wall`, per second of wall-clock time.
    */
   stream: {
-    /** Every run, warm-up first: materializing each event and `Fleet.process`. */
+    /** Every run, warm-up first: materializing each event and `OwnedFleet.process`. */
     runsMs: Timing[];
     eventsPerSec: Stats;
     decisionsPerSec: Stats;
@@ -128,7 +129,11 @@ export interface BenchResult {
       over1KiB: number;
     };
   };
-  heap: { bytesPerSession: number; sessions: number } | null;
+  /**
+   * heapUsed per session of an OwnedFleet, and its turn arena (typed arrays outside the JS
+   * heap, a page of 1,024 sessions at a time) per session.
+   */
+  heap: { bytesPerSession: number; arenaBytesPerSession: number; sessions: number } | null;
 }
 
 /** A duration in ms, by CPU time of this process and by wall clock. */
@@ -179,13 +184,13 @@ function cpusAllowed(): string | null {
 }
 
 /**
- * One timed pass of the whole stream through a fresh Fleet (decidedAt = occurredAt, as
+ * One timed pass of the whole stream through a fresh OwnedFleet (decidedAt = occurredAt, as
  * offline). Each event is materialized from the packed stream just before it is processed,
  * as a consumer's decoder would hand it over.
  */
 function timeStream(events: PackedEvents): { ms: Timing; verdicts: number } {
-  // The production path: the processor and `audit` let the engine change owned states in place.
-  const fleet = new Fleet(engineOptions(), { inPlace: true });
+  // `audit`'s path: owned states changed in place, ordinary turns on the turn arena.
+  const fleet = new OwnedFleet(engineOptions());
   let verdicts = 0;
   const n = events.length;
   const t0 = clock();
@@ -375,7 +380,8 @@ function fleetStateBytes(fleet: Fleet): BenchResult['stateBytes']['fleet'] {
 }
 
 /**
- * Heap per tracked session: heapUsed after a full GC with the fleet built vs before it. The
+ * Heap per tracked session: heapUsed after a full GC with the fleet built vs before it, and
+ * the fleet's turn arena (outside heapUsed) per session. The
  * packed stream (typed arrays: outside heapUsed) stays; each SessionOpened is handed over as
  * a fresh copy so that the session's key string and policy are owned by the fleet alone, as
  * they would be in the processor. Null without --expose-gc.
@@ -384,7 +390,7 @@ function heapPerSession(events: PackedEvents): BenchResult['heap'] {
   if (typeof (globalThis as { gc?: unknown }).gc !== 'function') return null;
   gc();
   const before = process.memoryUsage().heapUsed;
-  const fleet = new Fleet(engineOptions(), { inPlace: true });
+  const fleet = new OwnedFleet(engineOptions());
   for (let i = 0; i < events.length; i++) {
     let e = events.get(i);
     if (e.type === 'SessionOpened') e = JSON.parse(JSON.stringify(e)) as ContextEvent;
@@ -392,7 +398,11 @@ function heapPerSession(events: PackedEvents): BenchResult['heap'] {
   }
   gc();
   const after = process.memoryUsage().heapUsed;
-  return { bytesPerSession: (after - before) / fleet.size, sessions: fleet.size };
+  return {
+    bytesPerSession: (after - before) / fleet.size,
+    arenaBytesPerSession: fleet.arenaBytes / fleet.size,
+    sessions: fleet.size,
+  };
 }
 
 export function runBench(o: BenchOptions, log: (line: string) => void = () => {}): BenchResult {
@@ -503,7 +513,7 @@ export function formatReport(r: BenchResult): string {
     `| measure (per CPU-second; ${st.runsMs.length - 1} runs after a warm-up) | median | min | max | spread | median, wall clock |`,
     '|---|---:|---:|---:|---:|---:|',
     row(
-      'events/s, Fleet.process (events materialized in the loop)',
+      'events/s, OwnedFleet.process (events materialized in the loop)',
       st.eventsPerSec,
       st.wall.eventsPerSec.median,
     ),
@@ -533,7 +543,7 @@ export function formatReport(r: BenchResult): string {
     `ratio engine/baseline per decision: ${d.ratio.toFixed(0)}x (wall clock ${d.wall.ratio.toFixed(0)}x); refusals: engine ${int(d.productRefusals)}, baseline ${int(d.baselineRefusals)}, baseline only ${int(d.baselineOnlyRefusals)}`,
     `state bytes (serializeState): typical session (${s.typicalEvents} events) ${s.typical} B; fleet of ${int(s.fleet.sessions)}: median ${s.fleet.median} B, p99 ${s.fleet.p99} B, max ${s.fleet.max} B, mean ${s.fleet.mean.toFixed(0)} B, over 1 KiB ${s.fleet.over1KiB}`,
     r.heap
-      ? `heap per tracked session: ${int(r.heap.bytesPerSession)} B (${int(r.heap.sessions)} sessions)`
+      ? `heap per tracked session: ${int(r.heap.bytesPerSession)} B, turn arena ${int(r.heap.arenaBytesPerSession)} B more (${int(r.heap.sessions)} sessions)`
       : 'heap per tracked session: n/a (run node with --expose-gc)',
   ].join('\n');
 }

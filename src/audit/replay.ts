@@ -3,7 +3,7 @@
  * line: a line in, the records it produces out. `decidedAt` is the request's occurredAt, so a
  * replay is byte-identical (a malformed request whose occurredAt did not decode: 0).
  */
-import { Fleet, engineOptions, type EngineInput, type Output } from '../engine';
+import { OwnedFleet, type EngineInput, type Output } from '../engine';
 import { decodeEventLine } from '../schema/decodeEvent';
 
 export interface DeadLetterRecord {
@@ -28,9 +28,9 @@ export function flatten(outputs: readonly Output[]): AuditLineRecord[] {
 }
 
 export class Replay {
-  readonly fleet: Fleet;
+  readonly fleet: OwnedFleet;
 
-  constructor(fleet = new Fleet(engineOptions(), { inPlace: true })) {
+  constructor(fleet = new OwnedFleet()) {
     this.fleet = fleet;
   }
 

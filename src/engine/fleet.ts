@@ -1,14 +1,10 @@
 /**
- * Many sessions, keyed by sessionId: the one place the engine keeps states between events.
- * The Kafka processor keeps one per input partition; the offline `audit` keeps one per file.
+ * Many sessions, keyed by sessionId, as immutable values: every step makes a new state and
+ * earlier ones stay as they were (tests, the decision benchmark). A caller that owns its states
+ * and wants speed uses `OwnedFleet` (same outputs). The Kafka processor keeps its own committed
+ * states per partition (src/kafka/sessionStates.ts).
  */
-import {
-  type EngineInput,
-  type EngineOptions,
-  type StepResult,
-  evolve,
-  evolveInPlace,
-} from './evolve';
+import { type EngineInput, type EngineOptions, type StepResult, evolve } from './evolve';
 import type { SessionState } from './state';
 import { ENGINE_VERSION } from './version';
 
@@ -18,29 +14,16 @@ export function engineOptions(overrides: Partial<EngineOptions> = {}): EngineOpt
   return { graceMs: DEFAULT_GRACE_MS, engineVersion: ENGINE_VERSION, ...overrides };
 }
 
-export interface FleetMode {
-  /**
-   * true: the fleet owns its states and changes them in place (fast; a state returned by
-   * `process` or `get` changes with later events). false (default): every step makes a new
-   * state value, so earlier ones stay as they were.
-   */
-  inPlace: boolean;
-}
-
 export class Fleet {
   private readonly sessions = new Map<string, SessionState>();
 
-  constructor(
-    readonly options: EngineOptions = engineOptions(),
-    readonly mode: FleetMode = { inPlace: false },
-  ) {}
+  constructor(readonly options: EngineOptions = engineOptions()) {}
 
   /** Runs one event through its session and keeps the new state. */
   process(input: EngineInput, decidedAt: number): StepResult {
     const id = input.sessionId;
     const prev = this.sessions.get(id);
-    const step = this.mode.inPlace ? evolveInPlace : evolve;
-    const result = step(prev, input, decidedAt, this.options);
+    const result = evolve(prev, input, decidedAt, this.options);
     if (result.state !== prev) this.sessions.set(id, result.state);
     return result;
   }

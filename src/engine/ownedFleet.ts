@@ -1,0 +1,103 @@
+/**
+ * Many sessions owned by one caller and changed in place: the offline `audit` and the engine
+ * benchmark. Same outputs as `Fleet` (and as folding `evolve`) for every event; faster, because
+ * an ordinary turn is handled on the fleet-wide `TurnArena` and never touches the state object.
+ *
+ * A state obtained from `get` or `entries` is current until the next `process`, `set` or
+ * `delete`; ask again after that.
+ */
+import { type EngineInput, type EngineOptions, type StepResult, evolveInPlace } from './evolve';
+import { engineOptions } from './fleet';
+import type { SessionState } from './state';
+import { TurnArena } from './turnArena';
+
+/** What one event published. */
+export type FleetStep = Pick<StepResult, 'outputs' | 'notes'>;
+
+const NOTHING: FleetStep = Object.freeze({
+  outputs: Object.freeze([]) as unknown as FleetStep['outputs'],
+  notes: Object.freeze([]) as unknown as FleetStep['notes'],
+});
+
+export class OwnedFleet {
+  private readonly slots = new Map<string, number>();
+  /** By slot; undefined for a freed slot. */
+  private readonly states: (SessionState | undefined)[] = [];
+  private readonly freeSlots: number[] = [];
+  private readonly arena = new TurnArena();
+
+  constructor(readonly options: EngineOptions = engineOptions()) {}
+
+  /** Runs one event through its session. */
+  process(input: EngineInput, decidedAt: number): FleetStep {
+    const slot = this.slots.get(input.sessionId);
+    if (slot === undefined) {
+      const result = evolveInPlace(undefined, input, decidedAt, this.options);
+      this.place(input.sessionId, result.state);
+      return result;
+    }
+    if (input.type === 'TurnAppended' && this.arena.appendInOrder(slot, input)) return NOTHING;
+    const owned = this.states[slot]!;
+    this.arena.flush(slot, owned);
+    const result = evolveInPlace(owned, input, decidedAt, this.options);
+    // A closed session past its grace period comes back as a fresh state (DESIGN §4).
+    this.states[slot] = result.state;
+    this.arena.load(slot, result.state);
+    return result;
+  }
+
+  get(sessionId: string): SessionState | undefined {
+    const slot = this.slots.get(sessionId);
+    return slot === undefined ? undefined : this.current(slot);
+  }
+
+  /** The fleet takes `state` over and changes it with later events. */
+  set(sessionId: string, state: SessionState): void {
+    const slot = this.slots.get(sessionId);
+    if (slot === undefined) {
+      this.place(sessionId, state);
+      return;
+    }
+    this.states[slot] = state;
+    this.arena.load(slot, state);
+  }
+
+  delete(sessionId: string): boolean {
+    const slot = this.slots.get(sessionId);
+    if (slot === undefined) return false;
+    this.slots.delete(sessionId);
+    this.states[slot] = undefined;
+    this.arena.drop(slot);
+    this.freeSlots.push(slot);
+    return true;
+  }
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  /** Bytes of the turn arena (typed arrays, outside the JS heap). */
+  get arenaBytes(): number {
+    return this.arena.bytes;
+  }
+
+  *entries(): IterableIterator<[string, SessionState]> {
+    for (const [sessionId, slot] of this.slots) yield [sessionId, this.current(slot)];
+  }
+
+  /** The session's state with the arena's values written back (the slot turns cold). */
+  private current(slot: number): SessionState {
+    const state = this.states[slot]!;
+    this.arena.flush(slot, state);
+    return state;
+  }
+
+  private place(sessionId: string, state: SessionState): void {
+    const slot = this.freeSlots.pop() ?? this.states.length;
+    if (slot === this.states.length) this.states.push(state);
+    else this.states[slot] = state;
+    this.slots.set(sessionId, slot);
+    this.arena.reserve(slot + 1);
+    this.arena.load(slot, state);
+  }
+}

@@ -104,11 +104,14 @@ export function applyTurnAppended(s: SessionState, e: TurnAppended, out: Collect
     out.note('gap');
     s.pins = union(s.pins, range(lastTurnEnd(s, unit), span.start));
   }
-  if (e.pins.length > 0) {
-    const span = turnSpan(e, unit);
-    s.pins = union(s.pins, range(span.start, span.end));
-  }
+  if (e.pins.length > 0) pinTurn(s, e, unit);
   advanceTurn(s, e);
+}
+
+/** A pinned turn's span joins the pins (DESIGN §4, TurnAppended). */
+export function pinTurn(s: SessionState, e: TurnAppended, unit: Unit): void {
+  const span = turnSpan(e, unit);
+  s.pins = union(s.pins, range(span.start, span.end));
 }
 
 function unplaceable(

@@ -7,6 +7,7 @@
  * `delete`; ask again after that.
  */
 import { type EngineInput, type EngineOptions, type StepResult, evolveInPlace } from './evolve';
+import { pinTurn } from './apply';
 import { engineOptions } from './fleet';
 import type { SessionState } from './state';
 import { TurnArena } from './turnArena';
@@ -36,7 +37,14 @@ export class OwnedFleet {
       this.place(input.sessionId, result.state);
       return result;
     }
-    if (input.type === 'TurnAppended' && this.arena.appendInOrder(slot, input)) return NOTHING;
+    if (input.type === 'TurnAppended' && this.arena.appendInOrder(slot, input)) {
+      // Only a pinned turn touches the state object: its span joins the pins.
+      if (input.pins.length > 0) {
+        const state = this.states[slot]!;
+        pinTurn(state, input, state.unit!);
+      }
+      return NOTHING;
+    }
     const owned = this.states[slot]!;
     this.arena.flush(slot, owned);
     const result = evolveInPlace(owned, input, decidedAt, this.options);

@@ -123,23 +123,26 @@ export class TurnArena {
     const from = (slot & IN_PAGE) * RING;
     const recent = s.recent;
     // The ring only grows while hot (appends until full); existing slots are overwritten.
-    for (let i = 0; i < recent.length; i++) recent[i] = rings[from + i]!;
-    for (let i = recent.length; i < length; i++) recent.push(rings[from + i]!);
+    const kept = recent.length;
+    for (let i = 0; i < kept; i++) recent[i] = rings[from + i]!;
+    if (kept === length) return;
+    for (let i = kept; i < length; i++) recent.push(rings[from + i]!);
     // Full for good: an exact-size copy, as `rememberEventId` leaves it (no spare capacity).
-    if (length === RING && recent.length === RING) s.recent = recent.slice();
+    if (length === RING) s.recent = recent.slice();
   }
 
   /**
-   * The fast path of `evolveInPlace` (`appendedInOrder` in evolve.ts) on a hot slot: an
-   * in-order, continuous, unpinned turn of an open known session. Steps 1–2 of DESIGN §4
-   * accept it as `next` and remember its eventId; the turn moves the heads and the last turn
-   * (DESIGN §4, TurnAppended); nothing is published. Returns false, changing nothing, for any
-   * other turn or a cold slot: the caller flushes and takes the general path.
+   * An in-order, continuous turn of an open known session on a hot slot (the case of
+   * `appendedInOrder` in evolve.ts, pinned or not). Steps 1–2 of DESIGN §4 accept it as `next`
+   * and remember its eventId; the turn moves the heads and the last turn (DESIGN §4,
+   * TurnAppended); nothing is published. The pins are the state's: for a pinned turn the
+   * caller adds its span (`pinTurn`). Returns false, changing nothing, for any other turn or a
+   * cold slot: the caller flushes and takes the general path.
    */
   appendInOrder(slot: number, e: TurnAppended): boolean {
     const r = this.recordPages[slot >> PAGE_BITS]!;
     const b = (slot & IN_PAGE) * STRIDE;
-    if (r[b + HOT] !== 1 || e.seq !== r[b + LAST_SEQ]! + 1 || e.pins.length !== 0) return false;
+    if (r[b + HOT] !== 1 || e.seq !== r[b + LAST_SEQ]! + 1) return false;
     const lastTurn = r[b + LAST_TURN]!;
     const continues =
       lastTurn >= 0

@@ -161,7 +161,7 @@ describe('TurnArena', () => {
     }
   });
 
-  it('refuses (changing nothing) a cold slot, a closed or unknown session, a gap, a pinned turn and a redelivery', () => {
+  it('refuses (changing nothing) a cold slot, a closed or unknown session, a gap and a redelivery', () => {
     const arena = new TurnArena();
     arena.reserve(1);
     const { state, builder } = opened();
@@ -175,7 +175,6 @@ describe('TurnArena', () => {
     expect(arena.appendInOrder(0, first)).toBe(true);
     expect(arena.appendInOrder(0, first)).toBe(false); // redelivery: seq not next
     expect(arena.appendInOrder(0, { ...nextTurn(builder), seq: 9 })).toBe(false);
-    expect(arena.appendInOrder(0, { ...nextTurn(builder), pins: ['CONSTRAINT'] })).toBe(false);
     const copy = { ...state, recent: [...state.recent] };
     arena.flush(0, copy);
     expect(copy).toStrictEqual(evolve(state, first, 0, engineOptions()).state);

@@ -17,11 +17,13 @@ import {
   OwnedFleet,
   type SessionState,
   type Unit,
+  type Output,
   type Verdict,
   engineOptions,
   evolve,
   serializeState,
 } from '../src/engine';
+import { evolveInPlace } from '../src/engine/evolve';
 import { type PackedEvents, generateFleetPacked } from '../src/sim';
 import { type TruncationLog, assertCompactionSafe } from './baseline';
 import { typicalSession } from './typical';
@@ -104,6 +106,12 @@ export interface BenchResult {
     /** Events / (median run − median materialization): the engine's share. */
     engineOnlyEventsPerSec: number;
     wall: { eventsPerSec: Stats; decisionsPerSec: Stats; engineOnlyEventsPerSec: number };
+    /**
+     * The same-run baseline: the same stream through a Map of owned states and
+     * `evolveInPlace` (no turn arena), alternating with the product's runs; `speedup` is its
+     * median CPU time ÷ the product's.
+     */
+    noArena: { runsMs: Timing[]; eventsPerSec: Stats; wallEventsPerSec: number; speedup: number };
   };
   decision: {
     requests: number;
@@ -183,14 +191,32 @@ function cpusAllowed(): string | null {
   }
 }
 
+/** What a timed pass needs of a fleet. */
+interface StreamFleet {
+  process(e: ContextEvent, decidedAt: number): { outputs: readonly Output[] };
+}
+
 /**
- * One timed pass of the whole stream through a fresh OwnedFleet (decidedAt = occurredAt, as
+ * The same-run baseline for the stream: the engine without the turn arena (session 2's path),
+ * owned states in a `Map`, each event through `evolveInPlace`. Same outputs as OwnedFleet.
+ */
+class MapOfOwnedStates implements StreamFleet {
+  private readonly states = new Map<string, SessionState>();
+  private readonly options = engineOptions();
+  process(e: ContextEvent, decidedAt: number): { outputs: readonly Output[] } {
+    const prev = this.states.get(e.sessionId);
+    const r = evolveInPlace(prev, e, decidedAt, this.options);
+    if (r.state !== prev) this.states.set(e.sessionId, r.state);
+    return r;
+  }
+}
+
+/**
+ * One timed pass of the whole stream through a fresh fleet (decidedAt = occurredAt, as
  * offline). Each event is materialized from the packed stream just before it is processed,
  * as a consumer's decoder would hand it over.
  */
-function timeStream(events: PackedEvents): { ms: Timing; verdicts: number } {
-  // `audit`'s path: owned states changed in place, ordinary turns on the turn arena.
-  const fleet = new OwnedFleet(engineOptions());
+function timeStream(events: PackedEvents, fleet: StreamFleet): { ms: Timing; verdicts: number } {
   let verdicts = 0;
   const n = events.length;
   const t0 = clock();
@@ -426,14 +452,21 @@ export function runBench(o: BenchOptions, log: (line: string) => void = () => {}
     `generated ${events.length} events of ${generated.plans.size} sessions in ${generateMs.toFixed(0)} ms`,
   );
 
+  // The product (`audit`'s path: OwnedFleet) and the no-arena baseline alternate, run by run,
+  // so that both see the same machine (a shared VM's speed drifts by tens of per cent).
   const runsMs: Timing[] = [];
+  const noArenaMs: Timing[] = [];
   for (let run = 0; run < o.runs; run++) {
     gc();
-    const r = timeStream(events);
+    const r = timeStream(events, new OwnedFleet(engineOptions()));
     if (r.verdicts !== requests) throw new Error(`${r.verdicts} verdicts for ${requests} requests`);
     runsMs.push(r.ms);
+    gc();
+    const b = timeStream(events, new MapOfOwnedStates());
+    if (b.verdicts !== requests) throw new Error(`baseline: ${b.verdicts} verdicts`);
+    noArenaMs.push(b.ms);
     log(
-      `run ${run + 1}/${o.runs}${run === 0 ? ' (warm-up)' : ''}: ${r.ms.cpu.toFixed(0)} ms CPU, ${r.ms.wall.toFixed(0)} ms wall`,
+      `run ${run + 1}/${o.runs}${run === 0 ? ' (warm-up)' : ''}: ${r.ms.cpu.toFixed(0)} ms CPU, ${r.ms.wall.toFixed(0)} ms wall; no arena ${b.ms.cpu.toFixed(0)} ms CPU`,
     );
   }
   const materializeMs: Timing[] = [];
@@ -443,6 +476,13 @@ export function runBench(o: BenchOptions, log: (line: string) => void = () => {}
     if (run > 0 || o.runs === 1) materializeMs.push(ms);
   }
   const timed = runsMs.length > 1 ? runsMs.slice(1) : runsMs;
+  const timedNoArena = noArenaMs.length > 1 ? noArenaMs.slice(1) : noArenaMs;
+  const noArena = {
+    runsMs: noArenaMs,
+    eventsPerSec: stats(timedNoArena.map((t) => (events.length / t.cpu) * 1000)),
+    wallEventsPerSec: stats(timedNoArena.map((t) => (events.length / t.wall) * 1000)).median,
+    speedup: stats(timedNoArena.map((t) => t.cpu)).median / stats(timed.map((t) => t.cpu)).median,
+  };
   const per = (clockOf: (t: Timing) => number) => {
     const engineOnlyMs =
       stats(timed.map(clockOf)).median - stats(materializeMs.map(clockOf)).median;
@@ -480,7 +520,7 @@ export function runBench(o: BenchOptions, log: (line: string) => void = () => {}
     },
     options: o,
     fleet: { events: o.events, sessions: generated.plans.size, byType, requests, generateMs },
-    stream: { runsMs, materializeMs, ...cpu, wall },
+    stream: { runsMs, materializeMs, ...cpu, wall, noArena },
     decision,
     stateBytes: { typical: typical.bytes, typicalEvents: typical.events, fleet: fleetBytes },
     heap,
@@ -523,6 +563,11 @@ export function formatReport(r: BenchResult): string {
       st.wall.engineOnlyEventsPerSec,
     ).replace(/NaN( %)?/g, '–'),
     row(
+      'events/s, baseline: no turn arena (Map + evolveInPlace, alternating runs)',
+      st.noArena.eventsPerSec,
+      st.noArena.wallEventsPerSec,
+    ),
+    row(
       'decisions/s (requests decided, same runs)',
       st.decisionsPerSec,
       st.wall.decisionsPerSec.median,
@@ -540,6 +585,7 @@ export function formatReport(r: BenchResult): string {
     ),
     '',
     `runs, ms CPU/wall: warm-up ${ms(st.runsMs.slice(0, 1))}; timed ${ms(st.runsMs.slice(1))}; materializing alone ${ms(st.materializeMs)}`,
+    `turn arena speedup (no-arena CPU time ÷ OwnedFleet CPU time, medians): ${st.noArena.speedup.toFixed(2)}x`,
     `ratio engine/baseline per decision: ${d.ratio.toFixed(0)}x (wall clock ${d.wall.ratio.toFixed(0)}x); refusals: engine ${int(d.productRefusals)}, baseline ${int(d.baselineRefusals)}, baseline only ${int(d.baselineOnlyRefusals)}`,
     `state bytes (serializeState): typical session (${s.typicalEvents} events) ${s.typical} B; fleet of ${int(s.fleet.sessions)}: median ${s.fleet.median} B, p99 ${s.fleet.p99} B, max ${s.fleet.max} B, mean ${s.fleet.mean.toFixed(0)} B, over 1 KiB ${s.fleet.over1KiB}`,
     r.heap

@@ -18,6 +18,7 @@
  *   npm run bench:e2e -- --events 100000 --runs 5 --skip product
  *   npm run bench:e2e -- --format avro --skip plain,eos-bench   # Avro input (no kcat pipe)
  *   npm run bench:e2e -- --cpu-prof /tmp/prof --skip kcat,passthrough,plain,eos-bench
+ *   npm run bench:e2e -- --skip plain,eos-bench --config maxBytesPerPartition=4194304
  */
 import { spawn } from 'node:child_process';
 import type { Batch, Kafka, Message, Producer } from 'kafkajs';
@@ -31,6 +32,7 @@ import { RegistryCodec } from '../src/registry/codec';
 import { generateFleetArray } from '../src/sim';
 import {
   benchConfig,
+  configFromArgs,
   createTopic,
   describeMachine,
   type Env,
@@ -60,6 +62,8 @@ const RUNS = Number(option('runs') ?? (QUICK ? 1 : 3));
 const PARTITIONS = 6;
 const SKIP = new Set((option('skip') ?? '').split(',').filter(Boolean));
 const TIMEOUT_MS = Number(option('timeout-ms') ?? 180_000);
+/** Product settings for tuning studies, as in bench:latency: `--config maxBytesPerPartition=4194304`. */
+const PRODUCT_CONFIG = configFromArgs(option('config'));
 
 type Variant = 'kcat' | 'passthrough' | 'plain' | 'eos-bench' | 'product';
 const VARIANTS: Variant[] = ['kcat', 'passthrough', 'plain', 'eos-bench', 'product'];
@@ -299,7 +303,7 @@ async function pipeline(env: Env, input: string, eos: boolean): Promise<RunResul
 }
 
 async function product(env: Env, input: string): Promise<RunResult> {
-  const c = benchConfig(env, { inputTopic: input, partitions: PARTITIONS });
+  const c = benchConfig(env, { ...PRODUCT_CONFIG, inputTopic: input, partitions: PARTITIONS });
   const started = Date.now();
   const child = await spawnProcessor(c, CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : []);
   let done = NaN;

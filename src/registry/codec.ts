@@ -120,23 +120,31 @@ function authFailure(status: number, what: string, auth?: BasicAuth): RegistryAu
  * Confluent "several event types in one topic" pattern) through the registry's REST API:
  * @kafkajs/confluent-schema-registry's `register` refuses schemas without a name.
  */
-async function registerUnion(
-  url: string,
-  subject: string,
-  schema: string,
-  auth?: BasicAuth,
-  agent?: HttpsAgent,
-): Promise<number> {
+function registryHeaders(auth?: BasicAuth): Record<string, string> {
   const headers: Record<string, string> = {
     'Content-Type': 'application/vnd.schemaregistry.v1+json',
   };
   if (auth)
     headers.Authorization = `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
-  const base = `${url}/subjects/${encodeURIComponent(subject)}`;
+  return headers;
+}
+
+/**
+ * Sets the subject's compatibility level to BACKWARD before any registration. The client
+ * library sets it only after the first registration of a new subject, so an attempt cut off
+ * in between left the subject at the registry's default, and every retry then failed with
+ * "Compatibility does not match the configuration (BACKWARD != NONE)" (seen once in CI).
+ */
+async function putBackwardCompatibility(
+  url: string,
+  subject: string,
+  auth?: BasicAuth,
+  agent?: HttpsAgent,
+): Promise<void> {
   const config = await call(
     `${url}/config/${encodeURIComponent(subject)}`,
     'PUT',
-    headers,
+    registryHeaders(auth),
     JSON.stringify({ compatibility: 'BACKWARD' }),
     agent,
   );
@@ -144,6 +152,18 @@ async function registerUnion(
     throw authFailure(config.status, 'PUT config', auth);
   if (config.status < 200 || config.status >= 300)
     throw new Error(`PUT config: HTTP ${config.status} ${config.text}`);
+}
+
+async function registerUnion(
+  url: string,
+  subject: string,
+  schema: string,
+  auth?: BasicAuth,
+  agent?: HttpsAgent,
+): Promise<number> {
+  const headers = registryHeaders(auth);
+  const base = `${url}/subjects/${encodeURIComponent(subject)}`;
+  await putBackwardCompatibility(url, subject, auth, agent);
   const res = await call(
     `${base}/versions`,
     'POST',
@@ -261,12 +281,14 @@ export class RegistryCodec {
     ];
     for (const [subject, schema] of subjects) {
       try {
+        await putBackwardCompatibility(this.url, subject, this.auth, this.agent);
         const { id } = await this.registry.register(
           { type: SchemaType.AVRO, schema },
           { subject, compatibility: COMPATIBILITY.BACKWARD },
         );
         this.ids.set(subject, id);
       } catch (e) {
+        if (e instanceof RegistryAuthError) throw e;
         if (isNotFound(e)) throw e;
         const status = (e as { status?: number }).status;
         if (status === 401 || status === 403)

@@ -45,6 +45,11 @@ export interface Config {
   maxBytesPerPartition: number;
   /** Longest a fetch waits for new input before the broker answers empty. */
   fetchMaxWaitMs: number;
+  /**
+   * Keep the transactional producers' coordinators between transactions instead of kafkajs'
+   * FindCoordinator before each of 4 requests of every transaction (src/kafka/coordinatorCache.ts).
+   */
+  coordinatorCache: boolean;
   logLevel: string;
   /** HTTP server for /metrics, /healthz, /readyz, /sessions/{id}. */
   httpHost: string;
@@ -96,6 +101,7 @@ export const DEFAULTS: Config = {
   partitionsConsumedConcurrently: 6,
   maxBytesPerPartition: 1_048_576,
   fetchMaxWaitMs: 100,
+  coordinatorCache: true,
   logLevel: 'info',
   httpHost: '0.0.0.0',
   httpPort: 9464,
@@ -135,6 +141,7 @@ export const ENV_NAMES: Readonly<Record<keyof Config, string>> = {
   partitionsConsumedConcurrently: 'CG_PARTITIONS_CONCURRENTLY',
   maxBytesPerPartition: 'CG_MAX_BYTES_PER_PARTITION',
   fetchMaxWaitMs: 'CG_FETCH_MAX_WAIT_MS',
+  coordinatorCache: 'CG_COORDINATOR_CACHE',
   logLevel: 'CG_LOG_LEVEL',
   httpHost: 'CG_HTTP_HOST',
   httpPort: 'CG_HTTP_PORT',
@@ -317,6 +324,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Source = {}): Config {
       }
       case 'kafkaSsl':
       case 'kafkaSslRejectUnauthorized':
+      case 'coordinatorCache':
         c[k] = bool(k, v);
         break;
       case 'kafkaSslCa':

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { engineOptions } from '../engine/fleet';
 import { RegistryUnavailableError, type RegistryCodec } from '../registry/codec';
+import { cacheTransactionCoordinators } from './coordinatorCache';
 import { BeforeTransactionError, PartitionWorker, type ProcessorObserver } from './partition';
 import { restorePartitions, writeBarrier } from './restore';
 import { ensureTopics } from './topics';
@@ -68,6 +69,7 @@ export class Processor {
 
   async start(): Promise<void> {
     const { kafka, config: c, codec, log } = this.deps;
+    if (c.coordinatorCache) cacheTransactionCoordinators(kafka);
     const admin = kafka.admin();
     await admin.connect();
     try {

@@ -11,6 +11,8 @@
  *   eos-bench      the same bench pipeline with the processor's EOS protocol (one transactional
  *                  producer per partition, one transaction per batch with sendOffsets): timed
  *                  per stage, to show where the product's time goes
+ *   product-uncached  the product with CG_COORDINATOR_CACHE=false (kafkajs' FindCoordinator
+ *                  before 4 of each transaction's requests): the coordinator cache's effect
  *   product        the real processor (startProcessor, EOS) in a child process of its own
  *
  *   npm run bench:e2e                 # 200k events, 3 runs
@@ -30,6 +32,7 @@ import type { SessionState } from '../src/engine/state';
 import { decodeRecord, outputMessage } from '../src/kafka/records';
 import { RegistryCodec } from '../src/registry/codec';
 import { generateFleetArray } from '../src/sim';
+import { cacheTransactionCoordinators } from '../src/kafka/coordinatorCache';
 import {
   benchConfig,
   configFromArgs,
@@ -65,8 +68,15 @@ const TIMEOUT_MS = Number(option('timeout-ms') ?? 180_000);
 /** Product settings for tuning studies, as in bench:latency: `--config maxBytesPerPartition=4194304`. */
 const PRODUCT_CONFIG = configFromArgs(option('config'));
 
-type Variant = 'kcat' | 'passthrough' | 'plain' | 'eos-bench' | 'product';
-const VARIANTS: Variant[] = ['kcat', 'passthrough', 'plain', 'eos-bench', 'product'];
+type Variant = 'kcat' | 'passthrough' | 'plain' | 'eos-bench' | 'product-uncached' | 'product';
+const VARIANTS: Variant[] = [
+  'kcat',
+  'passthrough',
+  'plain',
+  'eos-bench',
+  'product-uncached',
+  'product',
+];
 
 interface RunResult {
   variant: Variant;
@@ -169,6 +179,8 @@ async function pipeline(env: Env, input: string, eos: boolean): Promise<RunResul
   const codec = RegistryCodec.fromConfig(c);
   await codec.registerAll();
   const engine = engineOptions({ graceMs: c.graceMs });
+  // As the processor does (CG_COORDINATOR_CACHE, default on); only transactional producers.
+  if (eos && c.coordinatorCache) cacheTransactionCoordinators(env.kafka);
   const states = new Map<number, Map<string, SessionState>>();
   const producers = new Map<number, Producer>();
   const plain = env.kafka.producer({
@@ -302,8 +314,13 @@ async function pipeline(env: Env, input: string, eos: boolean): Promise<RunResul
   };
 }
 
-async function product(env: Env, input: string): Promise<RunResult> {
-  const c = benchConfig(env, { ...PRODUCT_CONFIG, inputTopic: input, partitions: PARTITIONS });
+async function product(env: Env, input: string, uncached = false): Promise<RunResult> {
+  const c = benchConfig(env, {
+    ...PRODUCT_CONFIG,
+    ...(uncached ? { coordinatorCache: false } : {}),
+    inputTopic: input,
+    partitions: PARTITIONS,
+  });
   const started = Date.now();
   const child = await spawnProcessor(c, CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : []);
   let done = NaN;
@@ -315,7 +332,7 @@ async function product(env: Env, input: string): Promise<RunResult> {
   }
   await child.stop();
   return {
-    variant: 'product',
+    variant: uncached ? 'product-uncached' : 'product',
     drainMs: done - child.readyAt,
     totalMs: done - started,
     outputs: await topicEnd(env.admin, c.verdictTopic),
@@ -359,8 +376,8 @@ async function main(): Promise<void> {
             ? await kcatPipe(env, input)
             : v === 'passthrough'
               ? await passthrough(env, input)
-              : v === 'product'
-                ? await product(env, input)
+              : v === 'product' || v === 'product-uncached'
+                ? await product(env, input, v === 'product-uncached')
                 : await pipeline(env, input, v === 'eos-bench');
         runs.push(res);
         console.error(

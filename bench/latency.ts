@@ -13,6 +13,9 @@
  * Baseline on the same broker: a kafkajs "echo" in the same child-process position (consume
  * the input read_committed, produce each request unchanged to the output topic, idempotent,
  * no transaction): the latency of the Kafka round trip alone with these clients.
+ * A third path, `product-uncached`, is the product with CG_COORDINATOR_CACHE=false (kafkajs'
+ * FindCoordinator before 4 of each transaction's requests), so the cache's effect is measured
+ * in the same run (`--skip product-uncached` leaves it out).
  */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
@@ -99,9 +102,12 @@ class Traffic {
   }
 }
 
+const PATHS = ['echo', 'product-uncached', 'product'] as const;
+type PathName = (typeof PATHS)[number];
+
 interface RunResult {
   rate: number;
-  path: 'product' | 'echo';
+  path: PathName;
   sent: number;
   received: number;
   achievedRate: number;
@@ -111,11 +117,12 @@ interface RunResult {
   max: number;
 }
 
-async function runOnce(env: Env, rate: number, pathName: 'product' | 'echo'): Promise<RunResult> {
-  const c: Config = benchConfig(env, { partitions: PARTITIONS, ...CONFIG });
+async function runOnce(env: Env, rate: number, pathName: PathName): Promise<RunResult> {
+  const uncached = pathName === 'product-uncached' ? { coordinatorCache: false } : {};
+  const c: Config = benchConfig(env, { partitions: PARTITIONS, ...CONFIG, ...uncached });
   await createTopic(env.admin, c.inputTopic, PARTITIONS);
   let stopChild: () => Promise<void>;
-  if (pathName === 'product') {
+  if (pathName !== 'echo') {
     const child = await spawnProcessor(c);
     stopChild = child.stop;
   } else {
@@ -159,7 +166,7 @@ async function runOnce(env: Env, rate: number, pathName: 'product' | 'echo'): Pr
       for (const m of batch.messages) {
         if (pathName === 'echo' && !m.headers?.at) continue;
         const requestedAt =
-          pathName === 'product'
+          pathName !== 'echo'
             ? Number(
                 (verdictType.fromBuffer(m.value!.subarray(5)) as { requestedAt: number })
                   .requestedAt,
@@ -283,7 +290,7 @@ async function main(): Promise<void> {
     const runs: RunResult[] = [];
     for (const rate of RATES) {
       for (let r = 1; r <= RUNS; r++) {
-        for (const p of ['echo', 'product'] as const) {
+        for (const p of PATHS) {
           if (SKIP.has(p)) continue;
           const res = await runOnce(env, rate, p);
           runs.push(res);
@@ -309,7 +316,7 @@ async function main(): Promise<void> {
       const echoP99 = stats(
         runs.filter((x) => x.rate === rate && x.path === 'echo').map((x) => x.p99),
       ).median;
-      for (const p of ['echo', 'product'] as const) {
+      for (const p of PATHS) {
         const rs = runs.filter((x) => x.rate === rate && x.path === p);
         if (rs.length === 0) continue;
         const med = (k: keyof RunResult) => stats(rs.map((x) => x[k] as number)).median;
@@ -324,7 +331,7 @@ async function main(): Promise<void> {
         };
         summary.push(row);
         console.log(
-          `| ${rate} | ${p} | ${fmt(row.achieved)} | ${fmt(row.p50)} | ${fmt(row.p99)} | ${fmt(row.p999)} | ${fmt(row.max)} | ${p === 'product' ? fmt(row.p99 / echoP99, 1) : '1'} |`,
+          `| ${rate} | ${p} | ${fmt(row.achieved)} | ${fmt(row.p50)} | ${fmt(row.p99)} | ${fmt(row.p999)} | ${fmt(row.max)} | ${p === 'echo' ? '1' : fmt(row.p99 / echoP99, 1)} |`,
         );
       }
     }

@@ -13,6 +13,7 @@ import { serializeState } from '../engine/serialize';
 import type { SessionState } from '../engine/state';
 import type { RegistryCodec } from '../registry/codec';
 import { EventTally } from './observers';
+import { outputRequests } from './outputChunks';
 import {
   deadLetter,
   decodeRecord,
@@ -193,12 +194,10 @@ export class PartitionWorker {
       throw new BeforeTransactionError(e);
     });
     try {
+      // Usually one request; more when the outputs would exceed the broker's record batch limit.
       const outputs = [...sends].filter(([topic]) => topic !== c.dlqTopic);
-      if (outputs.length > 0) {
-        await txn.sendBatch({
-          acks: -1,
-          topicMessages: outputs.map(([topic, messages]) => ({ topic, messages })),
-        });
+      for (const topicMessages of outputRequests(outputs)) {
+        await txn.sendBatch({ acks: -1, topicMessages });
       }
       // One request per dead letter: kafkajs puts all messages for a partition into one record
       // batch, and dead letters are copies of input records plus headers, so the dead letters of

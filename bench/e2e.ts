@@ -14,6 +14,8 @@
  *   product-uncached  the product with CG_COORDINATOR_CACHE=false (kafkajs' FindCoordinator
  *                  before 4 of each transaction's requests): the coordinator cache's effect
  *   product        the real processor (startProcessor, EOS) in a child process of its own
+ *   product-alt    only with --alt-config k=v,...: the product with those settings on top of
+ *                  --config, for a same-run A/B of a setting
  *
  *   npm run bench:e2e                 # 200k events, 3 runs
  *   npm run bench:e2e -- --quick      # 3k events, 1 run
@@ -21,6 +23,7 @@
  *   npm run bench:e2e -- --format avro --skip plain,eos-bench   # Avro input (no kcat pipe)
  *   npm run bench:e2e -- --cpu-prof /tmp/prof --skip kcat,passthrough,plain,eos-bench
  *   npm run bench:e2e -- --skip plain,eos-bench --config maxBytesPerPartition=4194304
+ *   npm run bench:e2e -- --skip plain,eos-bench,product-uncached --alt-config maxBytesPerPartition=4194304
  */
 import { spawn } from 'node:child_process';
 import type { Batch, Kafka, Message, Producer } from 'kafkajs';
@@ -68,7 +71,9 @@ const TIMEOUT_MS = Number(option('timeout-ms') ?? 180_000);
 /** Product settings for tuning studies, as in bench:latency: `--config maxBytesPerPartition=4194304`. */
 const PRODUCT_CONFIG = configFromArgs(option('config'));
 
-type Variant = 'kcat' | 'passthrough' | 'plain' | 'eos-bench' | 'product-uncached' | 'product';
+type Variant =
+  'kcat' | 'passthrough' | 'plain' | 'eos-bench' | 'product-uncached' | 'product' | 'product-alt';
+const ALT_CONFIG = option('alt-config');
 const VARIANTS: Variant[] = [
   'kcat',
   'passthrough',
@@ -76,6 +81,7 @@ const VARIANTS: Variant[] = [
   'eos-bench',
   'product-uncached',
   'product',
+  ...(ALT_CONFIG ? (['product-alt'] as const) : []),
 ];
 
 interface RunResult {
@@ -314,10 +320,15 @@ async function pipeline(env: Env, input: string, eos: boolean): Promise<RunResul
   };
 }
 
-async function product(env: Env, input: string, uncached = false): Promise<RunResult> {
+async function product(
+  env: Env,
+  input: string,
+  variant: 'product' | 'product-uncached' | 'product-alt',
+): Promise<RunResult> {
   const c = benchConfig(env, {
     ...PRODUCT_CONFIG,
-    ...(uncached ? { coordinatorCache: false } : {}),
+    ...(variant === 'product-uncached' ? { coordinatorCache: false } : {}),
+    ...(variant === 'product-alt' ? configFromArgs(ALT_CONFIG) : {}),
     inputTopic: input,
     partitions: PARTITIONS,
   });
@@ -332,7 +343,7 @@ async function product(env: Env, input: string, uncached = false): Promise<RunRe
   }
   await child.stop();
   return {
-    variant: uncached ? 'product-uncached' : 'product',
+    variant,
     drainMs: done - child.readyAt,
     totalMs: done - started,
     outputs: await topicEnd(env.admin, c.verdictTopic),
@@ -376,8 +387,8 @@ async function main(): Promise<void> {
             ? await kcatPipe(env, input)
             : v === 'passthrough'
               ? await passthrough(env, input)
-              : v === 'product' || v === 'product-uncached'
-                ? await product(env, input, v === 'product-uncached')
+              : v === 'product' || v === 'product-uncached' || v === 'product-alt'
+                ? await product(env, input, v)
                 : await pipeline(env, input, v === 'eos-bench');
         runs.push(res);
         console.error(

@@ -73,13 +73,17 @@ export async function openEnv(): Promise<Env> {
  * for tuning studies, e.g. `--config partitionsConsumedConcurrently=3,fetchMaxWaitMs=500`.
  */
 export function configFromArgs(spec: string | undefined): Partial<Config> {
-  const out: Record<string, string | number> = {};
+  const out: Record<string, string | number | boolean> = {};
   for (const pair of (spec ?? '').split(',').filter(Boolean)) {
     const [key, value] = pair.split('=');
     if (!key || value === undefined || !(key in DEFAULTS)) {
       throw new Error(`--config: expected key=value with a Config field name, got "${pair}"`);
     }
-    out[key] = /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
+    out[key] = /^-?\d+(\.\d+)?$/.test(value)
+      ? Number(value)
+      : value === 'true' || value === 'false'
+        ? value === 'true'
+        : value;
   }
   return out as Partial<Config>;
 }

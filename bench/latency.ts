@@ -15,7 +15,8 @@
  * no transaction): the latency of the Kafka round trip alone with these clients.
  * A third path, `product-uncached`, is the product with CG_COORDINATOR_CACHE=false (kafkajs'
  * FindCoordinator before 4 of each transaction's requests), so the cache's effect is measured
- * in the same run (`--skip product-uncached` leaves it out).
+ * in the same run (`--skip product-uncached` leaves it out). `--alt-config k=v,...` adds a
+ * `product-alt` path: the product with those settings on top of `--config`.
  */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
@@ -102,8 +103,14 @@ class Traffic {
   }
 }
 
-const PATHS = ['echo', 'product-uncached', 'product'] as const;
-type PathName = (typeof PATHS)[number];
+const ALT_CONFIG = option('alt-config');
+type PathName = 'echo' | 'product-uncached' | 'product' | 'product-alt';
+const PATHS: readonly PathName[] = [
+  'echo',
+  'product-uncached',
+  'product',
+  ...(ALT_CONFIG ? (['product-alt'] as const) : []),
+];
 
 interface RunResult {
   rate: number;
@@ -118,8 +125,13 @@ interface RunResult {
 }
 
 async function runOnce(env: Env, rate: number, pathName: PathName): Promise<RunResult> {
-  const uncached = pathName === 'product-uncached' ? { coordinatorCache: false } : {};
-  const c: Config = benchConfig(env, { partitions: PARTITIONS, ...CONFIG, ...uncached });
+  const variant =
+    pathName === 'product-uncached'
+      ? { coordinatorCache: false }
+      : pathName === 'product-alt'
+        ? configFromArgs(ALT_CONFIG)
+        : {};
+  const c: Config = benchConfig(env, { partitions: PARTITIONS, ...CONFIG, ...variant });
   await createTopic(env.admin, c.inputTopic, PARTITIONS);
   let stopChild: () => Promise<void>;
   if (pathName !== 'echo') {

@@ -5,7 +5,6 @@
  * transaction (src/kafka/outputChunks.ts). Without that, such a batch fails with
  * MESSAGE_TOO_LARGE on every retry and its partition never moves again.
  */
-import { DEFAULTS } from '../../src/config/config';
 import type { ContextEvent } from '../../src/engine/events';
 import { TYPICAL_POLICY } from '../../bench/typical';
 import { httpStatus, waitAllCommitted } from './faults/harness';
@@ -30,7 +29,7 @@ describe('outputs larger than message.max.bytes', () => {
     // 8 MiB fetches, so the first fetch holds all ~4.8 MB of input in one batch.
     const c = testConfig({
       partitions: 1,
-      maxBytesPerPartition: 8 * DEFAULTS.maxBytesPerPartition,
+      maxBytesPerPartition: 8 * 1024 * 1024,
     });
     const admin = kafka.admin();
     await admin.connect();

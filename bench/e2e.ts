@@ -14,8 +14,9 @@
  *   product-uncached  the product with CG_COORDINATOR_CACHE=false (kafkajs' FindCoordinator
  *                  before 4 of each transaction's requests): the coordinator cache's effect
  *   product        the real processor (startProcessor, EOS) in a child process of its own
- *   product-alt    only with --alt-config k=v,...: the product with those settings on top of
- *                  --config, for a same-run A/B of a setting
+ *   product-alt    only with --alt-config k=v,... and/or --alt-node-args "ARGS": the product
+ *                  with those settings on top of --config and those Node options, for a
+ *                  same-run A/B of a setting
  *
  *   npm run bench:e2e                 # 200k events, 3 runs
  *   npm run bench:e2e -- --quick      # 3k events, 1 run
@@ -74,6 +75,7 @@ const PRODUCT_CONFIG = configFromArgs(option('config'));
 type Variant =
   'kcat' | 'passthrough' | 'plain' | 'eos-bench' | 'product-uncached' | 'product' | 'product-alt';
 const ALT_CONFIG = option('alt-config');
+const ALT_NODE_ARGS = (option('alt-node-args') ?? '').split(' ').filter(Boolean);
 const VARIANTS: Variant[] = [
   'kcat',
   'passthrough',
@@ -81,7 +83,7 @@ const VARIANTS: Variant[] = [
   'eos-bench',
   'product-uncached',
   'product',
-  ...(ALT_CONFIG ? (['product-alt'] as const) : []),
+  ...(ALT_CONFIG || ALT_NODE_ARGS.length > 0 ? (['product-alt'] as const) : []),
 ];
 
 interface RunResult {
@@ -333,7 +335,10 @@ async function product(
     partitions: PARTITIONS,
   });
   const started = Date.now();
-  const child = await spawnProcessor(c, CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : []);
+  const child = await spawnProcessor(c, [
+    ...(CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : []),
+    ...(variant === 'product-alt' ? ALT_NODE_ARGS : []),
+  ]);
   let done = NaN;
   try {
     done = await waitCommitted(env.admin, c.groupId, input, TIMEOUT_MS, 50);

@@ -11,6 +11,8 @@ RUN npm run build && npm prune --omit=dev
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
+# A larger young generation: fewer scavenges of per-record garbage (README, "Running against a cluster").
+ENV NODE_OPTIONS=--max-semi-space-size=32
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./

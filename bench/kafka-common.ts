@@ -274,10 +274,23 @@ export interface Child {
   stop(): Promise<void>;
 }
 
+/**
+ * The Node options the processor is deployed with (package.json `start`, Dockerfile
+ * NODE_OPTIONS; test/unit/node-options.test.ts keeps the three equal), so the benchmarks
+ * measure the product as it runs.
+ */
+export const PRODUCT_NODE_ARGS: readonly string[] = ['--max-semi-space-size=32'];
+
 export function spawnProcessor(config: Config, extraNodeArgs: string[] = []): Promise<Child> {
   const proc = spawn(
     process.execPath,
-    [...extraNodeArgs, '--import', 'tsx', path.join(__dirname, 'processor-child.ts')],
+    [
+      ...PRODUCT_NODE_ARGS,
+      ...extraNodeArgs,
+      '--import',
+      'tsx',
+      path.join(__dirname, 'processor-child.ts'),
+    ],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
       env: { ...process.env, CG_BENCH_CONFIG: JSON.stringify(config) },

@@ -4,7 +4,11 @@
  * keyed by sessionId, 6 partitions):
  *
  *   kcat pipe      kcat -C (from the beginning, exit at the end) | kcat -P: no processing
+ *   consume-only   kafkajs consumer alone, no decode, no output (autoCommit): the ceiling of
+ *                  any kafkajs-based processor reading this topic
  *   passthrough    kafkajs consumer -> kafkajs idempotent producer, no decode, no engine
+ *   (every kafkajs consumer here fetches as the processor does: CG_MAX_BYTES_PER_PARTITION and
+ *   CG_PARTITIONS_CONCURRENTLY defaults)
  *   plain          bench-only pipeline: decodeRecord -> evolve -> outputMessage + serializeState
  *                  (changelog) -> idempotent producer, autoCommit consumer: the product's work
  *                  WITHOUT transactions ("EOS off"; the processor itself has no such switch)
@@ -28,11 +32,12 @@
  */
 import { spawn } from 'node:child_process';
 import type { Batch, Kafka, Message, Producer } from 'kafkajs';
-import type { Config } from '../src/config/config';
+import { DEFAULTS, type Config } from '../src/config/config';
 import { evolve } from '../src/engine/evolve';
 import { engineOptions } from '../src/engine/fleet';
 import { serializeState } from '../src/engine/serialize';
 import type { SessionState } from '../src/engine/state';
+import { outputRequests } from '../src/kafka/outputChunks';
 import { decodeRecord, outputMessage } from '../src/kafka/records';
 import { RegistryCodec } from '../src/registry/codec';
 import { generateFleetArray } from '../src/sim';
@@ -73,11 +78,19 @@ const TIMEOUT_MS = Number(option('timeout-ms') ?? 180_000);
 const PRODUCT_CONFIG = configFromArgs(option('config'));
 
 type Variant =
-  'kcat' | 'passthrough' | 'plain' | 'eos-bench' | 'product-uncached' | 'product' | 'product-alt';
+  | 'kcat'
+  | 'consume-only'
+  | 'passthrough'
+  | 'plain'
+  | 'eos-bench'
+  | 'product-uncached'
+  | 'product'
+  | 'product-alt';
 const ALT_CONFIG = option('alt-config');
 const ALT_NODE_ARGS = (option('alt-node-args') ?? '').split(' ').filter(Boolean);
 const VARIANTS: Variant[] = [
   'kcat',
+  'consume-only',
   'passthrough',
   'plain',
   'eos-bench',
@@ -130,7 +143,7 @@ async function runConsumer(
   const consumer = kafka.consumer({
     groupId,
     readUncommitted: false,
-    maxBytesPerPartition: 1_048_576,
+    maxBytesPerPartition: DEFAULTS.maxBytesPerPartition,
   });
   consumer.on(consumer.events.GROUP_JOIN, onJoin);
   await consumer.connect();
@@ -138,10 +151,35 @@ async function runConsumer(
   await consumer.run({
     autoCommit,
     eachBatchAutoResolve: true,
-    partitionsConsumedConcurrently: 3,
+    partitionsConsumedConcurrently: DEFAULTS.partitionsConsumedConcurrently,
     eachBatch: ({ batch }) => eachBatch(batch),
   });
   return consumer;
+}
+
+async function consumeOnly(env: Env, input: string): Promise<RunResult> {
+  const c = benchConfig(env);
+  const started = Date.now();
+  let joined = 0;
+  let records = 0;
+  const consumer = await runConsumer(
+    env.kafka,
+    c.groupId,
+    input,
+    async (batch) => {
+      records += batch.messages.length;
+    },
+    true,
+    () => (joined ||= Date.now()),
+  );
+  const done = await waitCommitted(env.admin, c.groupId, input, TIMEOUT_MS, 50);
+  await consumer.disconnect();
+  return {
+    variant: 'consume-only',
+    drainMs: done - joined,
+    totalMs: done - started,
+    outputs: records,
+  };
 }
 
 async function passthrough(env: Env, input: string): Promise<RunResult> {
@@ -162,7 +200,10 @@ async function passthrough(env: Env, input: string): Promise<RunResult> {
     input,
     async (batch) => {
       const messages: Message[] = batch.messages.map((m) => ({ key: m.key, value: m.value }));
-      await producer.send({ topic: out, acks: -1, messages });
+      // A 4 MiB fetched batch is over the broker's 1 MiB record batch limit: split as the
+      // processor does (src/kafka/outputChunks.ts).
+      for (const topicMessages of outputRequests([[out, messages]]))
+        await producer.sendBatch({ acks: -1, topicMessages });
     },
     true,
     () => (joined ||= Date.now()),
@@ -273,11 +314,11 @@ async function pipeline(env: Env, input: string, eos: boolean): Promise<RunResul
         });
       }
       stages.encode += now() - t;
-      const topicMessages = [...sends].map(([topic, messages]) => ({ topic, messages }));
+      const requests = outputRequests([...sends]); // as the processor sends them
       t = now();
       if (eos) {
         const txn = await (await producerFor(batch.partition)).transaction();
-        if (topicMessages.length > 0) await txn.sendBatch({ acks: -1, topicMessages });
+        for (const topicMessages of requests) await txn.sendBatch({ acks: -1, topicMessages });
         let t2 = now();
         stages.send += t2 - t;
         await txn.sendOffsets({
@@ -300,7 +341,7 @@ async function pipeline(env: Env, input: string, eos: boolean): Promise<RunResul
         t2 = now();
         stages.commit += t2 - t;
       } else {
-        if (topicMessages.length > 0) await plain.sendBatch({ acks: -1, topicMessages });
+        for (const topicMessages of requests) await plain.sendBatch({ acks: -1, topicMessages });
         stages.send += now() - t;
       }
       for (const [k, v] of overlay) st.set(k, v);
@@ -390,11 +431,13 @@ async function main(): Promise<void> {
         const res =
           v === 'kcat'
             ? await kcatPipe(env, input)
-            : v === 'passthrough'
-              ? await passthrough(env, input)
-              : v === 'product' || v === 'product-uncached' || v === 'product-alt'
-                ? await product(env, input, v)
-                : await pipeline(env, input, v === 'eos-bench');
+            : v === 'consume-only'
+              ? await consumeOnly(env, input)
+              : v === 'passthrough'
+                ? await passthrough(env, input)
+                : v === 'product' || v === 'product-uncached' || v === 'product-alt'
+                  ? await product(env, input, v)
+                  : await pipeline(env, input, v === 'eos-bench');
         runs.push(res);
         console.error(
           `run ${r}/${RUNS} ${v}: drain ${res.drainMs} ms (${fmt(EVENTS / (res.drainMs / 1000))} events/s), total ${res.totalMs} ms, ${res.outputs} outputs`,

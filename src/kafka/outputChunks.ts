@@ -6,8 +6,9 @@
  * broker refuses a record batch over `message.max.bytes` (1,048,588 B by default) with
  * MESSAGE_TOO_LARGE, on every retry. A fetched batch of up to `maxBytesPerPartition` input can
  * produce more than that (one changelog record of ~0.5 KB per touched session, all to one
- * changelog partition), which would stop its partition for good. Several requests inside the
- * one transaction keep exactly-once and the order of each topic's messages.
+ * changelog partition; dead letters, copies of the input records with headers), which would
+ * stop its partition for good. Several requests inside the one transaction keep exactly-once
+ * and the order of each topic's messages.
  */
 import type { Message, TopicMessages } from 'kafkajs';
 
@@ -28,7 +29,8 @@ function size(x: Message['key'] | Message['value']): number {
 /** The bytes a message adds to a record batch, near enough to budget by. */
 export function estimatedBytes(m: Message): number {
   let n = RECORD_OVERHEAD + size(m.key) + size(m.value);
-  for (const [k, v] of Object.entries(m.headers ?? {})) {
+  if (m.headers === undefined) return n; // verdicts, changelog: no allocation per message
+  for (const [k, v] of Object.entries(m.headers)) {
     n += Buffer.byteLength(k) + 2;
     for (const one of Array.isArray(v) ? v : [v]) n += size(one as Buffer | string | undefined);
   }

@@ -194,17 +194,12 @@ export class PartitionWorker {
       throw new BeforeTransactionError(e);
     });
     try {
-      // Usually one request; more when the outputs would exceed the broker's record batch limit.
-      const outputs = [...sends].filter(([topic]) => topic !== c.dlqTopic);
-      for (const topicMessages of outputRequests(outputs)) {
+      // Usually one request; more when the outputs would exceed the broker's record batch
+      // limit together. Dead letters too: they are copies of input records plus headers, so
+      // those of a fetched batch near its size limit exceed message.max.bytes together
+      // (MESSAGE_TOO_LARGE on every retry: the partition would be stuck for good).
+      for (const topicMessages of outputRequests([...sends])) {
         await txn.sendBatch({ acks: -1, topicMessages });
-      }
-      // One request per dead letter: kafkajs puts all messages for a partition into one record
-      // batch, and dead letters are copies of input records plus headers, so the dead letters of
-      // a fetched batch near 1 MiB exceed message.max.bytes together (MESSAGE_TOO_LARGE, the
-      // transaction aborts, the batch is re-read: the partition would be stuck for good).
-      for (const message of sends.get(c.dlqTopic) ?? []) {
-        await txn.send({ topic: c.dlqTopic, acks: -1, messages: [message] });
       }
       t2 = performance.now();
       await txn.sendOffsets({

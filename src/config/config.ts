@@ -100,7 +100,8 @@ export const DEFAULTS: Config = {
   // again only when every batch of the last fetch is done, so a second wave adds a transaction.
   partitionsConsumedConcurrently: 6,
   // 4 MiB: 1.20× the events/s of 1 MiB when draining a backlog, same verdict latency under
-  // steady load (bench/README.md, "Larger fetches"); outputs are split per request anyway.
+  // steady load (bench/README.md, "Session 4 (2026-12-03): coordinator cache, output
+  // splitting, 4 MiB fetches"); outputs are split per request anyway (src/kafka/outputChunks.ts).
   maxBytesPerPartition: 4_194_304,
   fetchMaxWaitMs: 100,
   coordinatorCache: true,

@@ -1,6 +1,6 @@
 /**
  * The coordinator cache's rules, on a fake kafkajs Cluster (the integration suite runs it
- * against the real broker: test/integration/processor.test.ts).
+ * against the real broker: test/integration/coordinator-cache.test.ts).
  */
 import {
   optInClient,

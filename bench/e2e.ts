@@ -54,6 +54,10 @@ import {
   openEnv,
   option,
   preload,
+  type Published,
+  publishedByMetrics,
+  publishedMismatch,
+  publishedOffline,
   saveResult,
   spawnProcessor,
   stats,
@@ -363,6 +367,23 @@ async function pipeline(env: Env, input: string, eos: boolean): Promise<RunResul
   };
 }
 
+/** What the offline engine publishes for the benchmark's events; set once they are generated. */
+let expected: Published | null = null;
+
+/**
+ * A product run counts only if the processor published exactly what the offline engine does
+ * for the same events: a run on reordered or lost input decides other things (SEQ_CONFLICT
+ * audits, EVENT_GAP refusals) and is not the benchmark's workload.
+ */
+async function checkWorkload(variant: string, httpPort: number): Promise<void> {
+  const diffs = await publishedMismatch(() => publishedByMetrics(httpPort), expected!);
+  if (diffs.length > 0) {
+    throw new Error(
+      `${variant} published other outputs than the offline engine: ${diffs.join('; ')}`,
+    );
+  }
+}
+
 async function product(
   env: Env,
   input: string,
@@ -383,9 +404,11 @@ async function product(
   let done = NaN;
   try {
     done = await waitCommitted(env.admin, c.groupId, input, TIMEOUT_MS, 50);
+    await checkWorkload(variant, child.httpPort);
   } catch (e) {
     // Recorded as a failed run (left out of the medians), not the end of the benchmark.
     console.error(`product run FAILED: ${(e as Error).message}`);
+    done = NaN;
   }
   await child.stop();
   return {
@@ -418,6 +441,7 @@ async function main(): Promise<void> {
     }
     const messages: Message[] = events.map((e) => ({ key: e.sessionId, value: encode(e) }));
     const requests = events.filter((e) => e.type === 'CompactionRequested').length;
+    expected = publishedOffline(events);
     const bytes = messages.reduce((n, x) => n + (x.value as string | Buffer).length, 0);
     console.error(
       `generated ${EVENTS} events (${requests} requests, ${SESSIONS} sessions, ${fmt(bytes / EVENTS)} B/event) in ${Date.now() - t0} ms`,
@@ -459,7 +483,7 @@ async function main(): Promise<void> {
       const failed = runs.filter((x) => x.variant === v && !Number.isFinite(x.drainMs)).length;
       if (failed > 0)
         console.log(
-          `${v}: ${failed} run(s) FAILED (not committed within ${TIMEOUT_MS} ms), left out of the medians`,
+          `${v}: ${failed} run(s) FAILED (not committed within ${TIMEOUT_MS} ms, or other outputs than the offline engine: see above), left out of the medians`,
         );
       const rs = runs.filter((x) => x.variant === v && Number.isFinite(x.drainMs));
       if (rs.length === 0) continue;

@@ -2,7 +2,8 @@
  * Shared pieces of the Kafka benchmarks (bench/e2e.ts, latency.ts, restore.ts, scaleout.ts):
  * the broker + registry (provideServices: KAFKA_BROKERS/SCHEMA_REGISTRY_URL if set, else a local
  * Kafka KRaft broker + Apicurio started from the Maven cache), unique configs, pre-loading an
- * input topic, waiting for a group to commit to the end, the machine description and statistics.
+ * input topic, waiting for a group to commit to the end, the machine description and statistics,
+ * and checking that the product published what the offline engine does for the same events.
  */
 import { randomUUID } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -11,6 +12,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Kafka, logLevel, type Admin, type Message, type Producer } from 'kafkajs';
 import { DEFAULTS, type Config } from '../src/config/config';
+import type { ContextEvent } from '../src/engine/events';
+import { OwnedFleet } from '../src/engine/ownedFleet';
 import { provideServices, type Services } from '../src/services';
 import { DEFAULT_KAFKA_VERSION } from '../src/services/maven';
 
@@ -272,6 +275,8 @@ export function saveResult(name: string, result: unknown): string {
 export interface Child {
   proc: ChildProcess;
   readyAt: number;
+  /** The processor's HTTP port (/metrics, /readyz). */
+  httpPort: number;
   stop(): Promise<void>;
 }
 
@@ -304,11 +309,13 @@ export function spawnProcessor(config: Config, extraNodeArgs: string[] = []): Pr
     );
     proc.stdout!.on('data', (d: Buffer) => {
       buf += d.toString();
-      if (buf.includes('READY')) {
+      const ready = /READY (\d+)\n/.exec(buf);
+      if (ready) {
         proc.removeAllListeners('exit');
         resolve({
           proc,
           readyAt: Date.now(),
+          httpPort: Number(ready[1]),
           stop: () =>
             new Promise<void>((res) => {
               if (proc.exitCode !== null) return res();
@@ -320,4 +327,79 @@ export function spawnProcessor(config: Config, extraNodeArgs: string[] = []): Pr
       }
     });
   });
+}
+
+/** What a processor published, by its own metrics: verdicts, spill requests, audits by code. */
+export interface Published {
+  verdicts: number;
+  spillRequests: number;
+  audits: Record<string, number>;
+}
+
+/** Reads `Published` from a running processor's /metrics (src/metrics/metrics.ts). */
+export async function publishedByMetrics(httpPort: number): Promise<Published> {
+  const res = await fetch(`http://127.0.0.1:${httpPort}/metrics`);
+  if (!res.ok) throw new Error(`/metrics answered ${res.status}`);
+  const out: Published = { verdicts: 0, spillRequests: 0, audits: {} };
+  for (const line of (await res.text()).split('\n')) {
+    const m =
+      /^compaction_guard_(verdicts|spill_requests|audit_records)_total(\{[^}]*\})? (\S+)$/.exec(
+        line,
+      );
+    if (!m) continue;
+    const n = Number(m[3]);
+    if (m[1] === 'verdicts') out.verdicts += n;
+    else if (m[1] === 'spill_requests') out.spillRequests += n;
+    else {
+      const code = /code="([^"]+)"/.exec(m[2] ?? '')?.[1] ?? '?';
+      out.audits[code] = (out.audits[code] ?? 0) + n;
+    }
+  }
+  return out;
+}
+
+/** `Published` of the offline engine over the same events (what the product must match). */
+export function publishedOffline(events: readonly ContextEvent[]): Published {
+  const fleet = new OwnedFleet();
+  const out: Published = { verdicts: 0, spillRequests: 0, audits: {} };
+  for (const e of events) {
+    for (const o of fleet.process(e, e.occurredAt).outputs) {
+      if (o.record === 'verdict') out.verdicts++;
+      else if (o.record === 'spill-request') out.spillRequests++;
+      else out.audits[o.value.code] = (out.audits[o.value.code] ?? 0) + 1;
+    }
+  }
+  return out;
+}
+
+/** The differences between two `Published`, as readable lines (none: they agree). */
+export function publishedDifferences(got: Published, want: Published): string[] {
+  const diffs: string[] = [];
+  if (got.verdicts !== want.verdicts) diffs.push(`verdicts ${got.verdicts} ≠ ${want.verdicts}`);
+  if (got.spillRequests !== want.spillRequests)
+    diffs.push(`spill requests ${got.spillRequests} ≠ ${want.spillRequests}`);
+  for (const code of new Set([...Object.keys(got.audits), ...Object.keys(want.audits)])) {
+    const g = got.audits[code] ?? 0;
+    const w = want.audits[code] ?? 0;
+    if (g !== w) diffs.push(`audit ${code} ${g} ≠ ${w}`);
+  }
+  return diffs;
+}
+
+/**
+ * The differences left once `read` agrees with `expected` or `timeoutMs` passed. Why wait: the
+ * group's offsets are visible once the transaction commits, a moment before the processor has
+ * its commit answer and counts that batch's outputs in its metrics.
+ */
+export async function publishedMismatch(
+  read: () => Promise<Published>,
+  expected: Published,
+  timeoutMs = 3_000,
+): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const diffs = publishedDifferences(await read(), expected);
+    if (diffs.length === 0 || Date.now() > deadline) return diffs;
+    await sleep(200);
+  }
 }

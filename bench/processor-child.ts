@@ -1,6 +1,7 @@
 /**
  * The real processor (startProcessor) in a child process of a benchmark: config as JSON in
- * env CG_BENCH_CONFIG; prints READY once the group is joined and state restored; stops on SIGTERM.
+ * env CG_BENCH_CONFIG; prints `READY <http port>` once the group is joined and state restored;
+ * stops on SIGTERM.
  */
 import pino from 'pino';
 import type { Config } from '../src/config/config';
@@ -16,7 +17,7 @@ async function main(): Promise<void> {
   );
   const running = await startProcessor(config, log);
   while (!running.processor.isReady()) await new Promise((r) => setTimeout(r, 20));
-  process.stdout.write('READY\n');
+  process.stdout.write(`READY ${running.httpPort}\n`);
   const stop = () => {
     void running.stop().finally(() => process.exit(0));
   };

@@ -31,6 +31,10 @@ import {
   openEnv,
   option,
   preload,
+  type Published,
+  publishedByMetrics,
+  publishedMismatch,
+  publishedOffline,
   saveResult,
   sleep,
   spawnProcessor,
@@ -61,18 +65,27 @@ interface Run {
  * registration of a new subject, and that instance exits), then until the group is stable
  * with every instance ready.
  */
-async function startInstances(env: Env, c: Config, k: number): Promise<() => Promise<void>> {
+interface Instances {
+  stop(): Promise<void>;
+  /** What the instances published together (each one's /metrics). */
+  published(): Promise<Published>;
+}
+
+async function startInstances(env: Env, c: Config, k: number): Promise<Instances> {
   const stops: (() => Promise<void>)[] = [];
   const ready: (() => boolean)[] = [];
+  const ports: number[] = [];
   for (let i = 0; i < k; i++) {
     if (IN_PROCESS) {
       const r = await startProcessor(c, pino({ level: 'silent' }));
       stops.push(r.stop);
       ready.push(() => r.processor.isReady());
+      ports.push(r.httpPort);
     } else {
       const child = await spawnProcessor(c);
       stops.push(child.stop);
       ready.push(() => true);
+      ports.push(child.httpPort);
     }
   }
   const deadline = Date.now() + 120_000;
@@ -93,19 +106,46 @@ async function startInstances(env: Env, c: Config, k: number): Promise<() => Pro
     await sleep(100);
   }
   await sleep(1000);
-  return async () => void (await Promise.all(stops.map((f) => f())));
+  return {
+    stop: async () => void (await Promise.all(stops.map((f) => f()))),
+    published: async () => {
+      const all = await Promise.all(ports.map(publishedByMetrics));
+      return all.reduce((sum, p) => {
+        const audits = { ...sum.audits };
+        for (const [code, n] of Object.entries(p.audits)) audits[code] = (audits[code] ?? 0) + n;
+        return {
+          verdicts: sum.verdicts + p.verdicts,
+          spillRequests: sum.spillRequests + p.spillRequests,
+          audits,
+        };
+      });
+    },
+  };
 }
 
 /** Instances first (empty input), then the pre-built events are produced; drain = produce start to all committed. */
-async function runOnce(env: Env, messages: readonly Message[], k: number): Promise<Run> {
+async function runOnce(
+  env: Env,
+  messages: readonly Message[],
+  k: number,
+  expected: Published,
+): Promise<Run> {
   const c = benchConfig(env, { partitions: PARTITIONS });
   await createTopic(env.admin, c.inputTopic, PARTITIONS);
   const t = Date.now();
-  const stop = await startInstances(env, c, k);
+  const instances = await startInstances(env, c, k);
   const t0 = Date.now();
   const produceMs = await preload(env.kafka, c.inputTopic, messages);
   const done = await waitCommitted(env.admin, c.groupId, c.inputTopic, 600_000, 50);
-  await stop();
+  // The run measured the fleet's workload only if the instances published what the offline
+  // engine does for the same events (bench/e2e.ts `checkWorkload`).
+  const diffs = await publishedMismatch(() => instances.published(), expected);
+  await instances.stop();
+  if (diffs.length > 0) {
+    throw new Error(
+      `${k} instance(s) published other outputs than the offline engine: ${diffs.join('; ')}`,
+    );
+  }
   await env.admin.deleteTopics({ topics: [c.inputTopic] }).catch(() => undefined);
   return { instances: k, drainMs: done - t0, totalMs: done - t, produceMs };
 }
@@ -121,10 +161,11 @@ async function main(): Promise<void> {
       faultyShare: 0.1,
     });
     const messages: Message[] = events.map((e) => ({ key: e.sessionId, value: JSON.stringify(e) }));
+    const expected = publishedOffline(events);
     const runs: Run[] = [];
     for (let r = 1; r <= RUNS; r++) {
       for (const k of INSTANCES) {
-        const res = await runOnce(env, messages, k);
+        const res = await runOnce(env, messages, k, expected);
         runs.push(res);
         console.error(
           `run ${r}/${RUNS}, ${k} instance(s): drain ${fmt(res.drainMs)} ms (${fmt(EVENTS / (res.drainMs / 1000))} events/s), total ${fmt(res.totalMs)} ms; producing the input alone ${fmt(res.produceMs)} ms`,

@@ -10,10 +10,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Kafka, logLevel, type Admin, type Message, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Admin, type Message, type Producer } from 'kafkajs';
 import { DEFAULTS, type Config } from '../src/config/config';
 import type { ContextEvent } from '../src/engine/events';
 import { OwnedFleet } from '../src/engine/ownedFleet';
+import { outputRequests } from '../src/kafka/outputChunks';
 import { provideServices, type Services } from '../src/services';
 import { DEFAULT_KAFKA_VERSION } from '../src/services/maven';
 
@@ -149,30 +150,47 @@ export async function createTopic(
 }
 
 /**
- * Produces messages (idempotent, acks=all) in chunks, one send at a time, so every key's
- * messages land in the order given. Why one at a time: concurrent `send` calls of one kafkajs
- * producer do not keep their order per partition. Session 4's preload had four in flight and
- * left 27 % of a 200k-event fleet out of its session's order (53,655 seq jumps, 18,419
- * backwards), so every e2e and scale-out run until then also decided SEQ_CONFLICT and
- * EVENT_GAP on input that the simulator had produced in order.
+ * Produces messages (idempotent, acks=all) so that every key's messages land in the order
+ * given: each partition's messages go out in chunks one send at a time, the partitions side by
+ * side. Why not several sends in flight for the same partitions: concurrent `send` calls of one
+ * kafkajs producer do not keep their order per partition. Session 4's preload had four in
+ * flight and left 27 % of a 200k-event fleet out of its session's order (53,655 seq jumps,
+ * 18,419 backwards), so every e2e and scale-out run until then also decided SEQ_CONFLICT and
+ * EVENT_GAP on input that the simulator had produced in order. Keyed messages get the
+ * partition kafkajs' default partitioner would give them.
  */
 export async function preload(
   kafka: Kafka,
   topic: string,
   messages: readonly Message[],
-  chunk = 5000,
 ): Promise<number> {
-  const producer: Producer = kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    allowAutoTopicCreation: false,
-  });
+  const admin = kafka.admin();
+  await admin.connect();
+  const partitionMetadata = await admin
+    .fetchTopicMetadata({ topics: [topic] })
+    .then((m) => m.topics[0]!.partitions)
+    .finally(() => admin.disconnect());
+  const partitionOf = Partitioners.DefaultPartitioner();
+  const byPartition = new Map<number, Message[]>();
+  for (const message of messages) {
+    const partition = partitionOf({ topic, partitionMetadata, message });
+    const list = byPartition.get(partition);
+    if (list) list.push({ ...message, partition });
+    else byPartition.set(partition, [{ ...message, partition }]);
+  }
+  const producer: Producer = kafka.producer({ idempotent: true, allowAutoTopicCreation: false });
   await producer.connect();
   const started = Date.now();
   try {
-    for (let i = 0; i < messages.length; i += chunk) {
-      await producer.send({ topic, acks: -1, messages: messages.slice(i, i + chunk) as Message[] });
-    }
+    await Promise.all(
+      [...byPartition.values()].map(async (list) => {
+        // One partition's messages in a request form one record batch: keep each under the
+        // broker's message.max.bytes, as the processor does (src/kafka/outputChunks.ts).
+        for (const topicMessages of outputRequests([[topic, list]])) {
+          await producer.sendBatch({ acks: -1, topicMessages });
+        }
+      }),
+    );
   } finally {
     await producer.disconnect();
   }

@@ -157,7 +157,7 @@ async function writeChangelog(env: Env, n: number): Promise<string> {
     const messages: Message[] = [];
     for (let k = i; k < Math.min(n, i + chunk); k++)
       messages.push({ key: `sess-${k}`, value: typical.bytes, partition: k % PARTITIONS });
-    ms += await preload(env.kafka, topic, messages, 5000);
+    ms += await preload(env.kafka, topic, messages);
   }
   console.error(
     `wrote ${fmt(n)} changelog records (${typical.bytes.length} B each) to ${topic} in ${ms} ms`,

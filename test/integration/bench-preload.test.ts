@@ -12,9 +12,10 @@ import { kafka } from './pipeline';
 
 const KEYS = 300;
 const PER_KEY = 100;
+const PAD = 'x'.repeat(200);
 
 describe('bench preload', () => {
-  it('keeps every key in order across 6 partitions and several chunks', async () => {
+  it('keeps every key in order across 6 partitions and several requests per partition', async () => {
     const topic = `bench-preload-${randomUUID()}`;
     const admin = kafka.admin();
     await admin.connect();
@@ -22,11 +23,12 @@ describe('bench preload', () => {
     try {
       await createTopic(admin, topic, 6);
       // Interleaved as a fleet is: key k's i-th message sits among every other key's i-th.
+      // ~230 B each, so each partition's ~1.1 MB takes more than one produce request.
       const messages: Message[] = [];
       for (let i = 0; i < PER_KEY; i++) {
-        for (let k = 0; k < KEYS; k++) messages.push({ key: `k${k}`, value: String(i) });
+        for (let k = 0; k < KEYS; k++) messages.push({ key: `k${k}`, value: `${i}:${PAD}` });
       }
-      await preload(kafka, topic, messages, 2_000);
+      await preload(kafka, topic, messages);
 
       const next = new Map<string, number>();
       const misplaced: string[] = [];
@@ -37,7 +39,7 @@ describe('bench preload', () => {
         void consumer.run({
           eachMessage: async ({ message, partition }) => {
             const key = message.key!.toString();
-            const value = Number(message.value!.toString());
+            const value = Number(message.value!.toString().split(':')[0]);
             const expected = next.get(key) ?? 0;
             if (value !== expected) {
               misplaced.push(

@@ -7,7 +7,7 @@
  *   consume-only   kafkajs consumer alone, no decode, no output (autoCommit): the ceiling of
  *                  any kafkajs-based processor reading this topic
  *   passthrough    kafkajs consumer -> kafkajs idempotent producer, no decode, no engine
- *   (every kafkajs consumer here fetches as the processor does: CG_MAX_BYTES_PER_PARTITION and
+ *   (every kafkajs consumer here fetches as the processor does: CG_MAX_BYTES_PER_PARTITION, CG_FETCH_MAX_BYTES and
  *   CG_PARTITIONS_CONCURRENTLY defaults)
  *   plain          bench-only pipeline: decodeRecord -> evolve -> outputMessage + serializeState
  *                  (changelog) -> idempotent producer, autoCommit consumer: the product's work
@@ -53,6 +53,7 @@ import {
   machine,
   openEnv,
   option,
+  peakRssMb,
   preload,
   type Published,
   publishedByMetrics,
@@ -111,6 +112,8 @@ interface RunResult {
   totalMs: number;
   outputs: number;
   stages?: Record<string, number>;
+  /** The processor child's peak resident set (product paths). */
+  peakRssMb?: number;
 }
 
 async function kcatPipe(env: Env, input: string): Promise<RunResult> {
@@ -148,6 +151,7 @@ async function runConsumer(
     groupId,
     readUncommitted: false,
     maxBytesPerPartition: DEFAULTS.maxBytesPerPartition,
+    maxBytes: DEFAULTS.fetchMaxBytes,
   });
   consumer.on(consumer.events.GROUP_JOIN, onJoin);
   await consumer.connect();
@@ -402,9 +406,11 @@ async function product(
     ...(variant === 'product-alt' ? ALT_NODE_ARGS : []),
   ]);
   let done = NaN;
+  let peakRss = NaN;
   try {
     done = await waitCommitted(env.admin, c.groupId, input, TIMEOUT_MS, 50);
     await checkWorkload(variant, child.httpPort);
+    peakRss = peakRssMb(child.proc.pid!);
   } catch (e) {
     // Recorded as a failed run (left out of the medians), not the end of the benchmark.
     console.error(`product run FAILED: ${(e as Error).message}`);
@@ -416,6 +422,7 @@ async function product(
     drainMs: done - child.readyAt,
     totalMs: done - started,
     outputs: await topicEnd(env.admin, c.verdictTopic),
+    peakRssMb: peakRss,
   };
 }
 
@@ -477,6 +484,7 @@ async function main(): Promise<void> {
         totalMs: ReturnType<typeof stats>;
         outputs: number;
         stagesUsPerEvent?: Record<string, number>;
+        peakRssMb?: number;
       }
     > = {};
     for (const v of VARIANTS) {
@@ -493,6 +501,7 @@ async function main(): Promise<void> {
         totalMs: stats(rs.map((x) => x.totalMs)),
         outputs: rs[0]!.outputs,
       };
+      if (rs[0]!.peakRssMb !== undefined) s.peakRssMb = stats(rs.map((x) => x.peakRssMb!)).median;
       if (rs[0]!.stages) {
         const keys = Object.keys(rs[0]!.stages).filter((k) => k !== 'batches');
         s.stagesUsPerEvent = Object.fromEntries(
@@ -511,12 +520,12 @@ async function main(): Promise<void> {
       `machine: ${describeMachine(m0)} (before); load avg after ${(m1.loadavg as number[]).join(' ')}\n`,
     );
     console.log(
-      '| path | events/s (median drain) | min | max | drain ms | total ms (with start-up) | ÷ kcat pipe | ÷ kafkajs pass-through |',
+      '| path | events/s (median drain) | min | max | drain ms | total ms (with start-up) | ÷ kcat pipe | ÷ kafkajs pass-through | peak RSS MB |',
     );
-    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const [v, s] of Object.entries(summary)) {
       console.log(
-        `| ${v} | ${fmt(s.eventsPerSec.median)} | ${fmt(s.eventsPerSec.min)} | ${fmt(s.eventsPerSec.max)} | ${fmt(s.drainMs.median)} | ${fmt(s.totalMs.median)} | ${fmt(s.eventsPerSec.median / base, 2)} | ${fmt(s.eventsPerSec.median / pass, 2)} |`,
+        `| ${v} | ${fmt(s.eventsPerSec.median)} | ${fmt(s.eventsPerSec.min)} | ${fmt(s.eventsPerSec.max)} | ${fmt(s.drainMs.median)} | ${fmt(s.totalMs.median)} | ${fmt(s.eventsPerSec.median / base, 2)} | ${fmt(s.eventsPerSec.median / pass, 2)} | ${s.peakRssMb === undefined ? '–' : fmt(s.peakRssMb)} |`,
       );
     }
     for (const v of ['plain', 'eos-bench'] as const) {

@@ -421,3 +421,13 @@ export async function publishedMismatch(
     await sleep(200);
   }
 }
+
+/** A process's peak resident set (VmHWM) in MB, from /proc (Linux); NaN elsewhere. */
+export function peakRssMb(pid: number): number {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}

@@ -43,6 +43,8 @@ export interface Config {
   sessionTimeoutMs: number;
   partitionsConsumedConcurrently: number;
   maxBytesPerPartition: number;
+  /** Most bytes one input fetch returns over all of its partitions (kafkajs `maxBytes`). */
+  fetchMaxBytes: number;
   /** Longest a fetch waits for new input before the broker answers empty. */
   fetchMaxWaitMs: number;
   /**
@@ -99,10 +101,14 @@ export const DEFAULTS: Config = {
   // All of an instance's partitions at once (the default partition count): kafkajs fetches
   // again only when every batch of the last fetch is done, so a second wave adds a transaction.
   partitionsConsumedConcurrently: 6,
-  // 4 MiB: 1.20× the events/s of 1 MiB when draining a backlog, same verdict latency under
-  // steady load (bench/README.md, "Session 4 (2026-12-03): coordinator cache, output
-  // splitting, 4 MiB fetches"); outputs are split per request anyway (src/kafka/outputChunks.ts).
-  maxBytesPerPartition: 4_194_304,
+  // Big fetches when there is a backlog (a fetch returns as soon as any input arrives, so under
+  // steady load they stay small): each batch writes one changelog record per session it
+  // touched and costs one transaction, so bigger batches mean fewer of both per event. 8 MiB per
+  // partition, 48 MiB per fetch: 1.37× the events/s of 4 / 10 MiB (kafkajs' default total) on
+  // a 1M-event backlog, for ~230 MB more peak RSS (bench/README.md, session 5; docs/decisions.md
+  // 28). Outputs are split per request anyway (src/kafka/outputChunks.ts).
+  maxBytesPerPartition: 8 * 1024 * 1024,
+  fetchMaxBytes: 48 * 1024 * 1024,
   fetchMaxWaitMs: 100,
   coordinatorCache: true,
   logLevel: 'info',
@@ -143,6 +149,7 @@ export const ENV_NAMES: Readonly<Record<keyof Config, string>> = {
   sessionTimeoutMs: 'CG_SESSION_TIMEOUT_MS',
   partitionsConsumedConcurrently: 'CG_PARTITIONS_CONCURRENTLY',
   maxBytesPerPartition: 'CG_MAX_BYTES_PER_PARTITION',
+  fetchMaxBytes: 'CG_FETCH_MAX_BYTES',
   fetchMaxWaitMs: 'CG_FETCH_MAX_WAIT_MS',
   coordinatorCache: 'CG_COORDINATOR_CACHE',
   logLevel: 'CG_LOG_LEVEL',
@@ -293,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Source = {}): Config {
       case 'sessionTimeoutMs':
       case 'partitionsConsumedConcurrently':
       case 'maxBytesPerPartition':
+      case 'fetchMaxBytes':
       case 'transactionRetryMs':
         c[k] = positiveInt(k, v);
         break;

@@ -96,6 +96,7 @@ export class Processor {
       heartbeatInterval: Math.max(500, Math.floor(c.sessionTimeoutMs / 5)),
       rebalanceTimeout: Math.max(c.sessionTimeoutMs, 30_000),
       maxBytesPerPartition: c.maxBytesPerPartition,
+      maxBytes: c.fetchMaxBytes,
       maxWaitTimeInMs: c.fetchMaxWaitMs,
       allowAutoTopicCreation: false,
     });

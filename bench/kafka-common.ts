@@ -15,6 +15,7 @@ import { DEFAULTS, type Config } from '../src/config/config';
 import type { ContextEvent } from '../src/engine/events';
 import { OwnedFleet } from '../src/engine/ownedFleet';
 import { outputRequests } from '../src/kafka/outputChunks';
+import { type RegistryCodec, RegistryUnavailableError } from '../src/registry/codec';
 import { provideServices, type Services } from '../src/services';
 import { DEFAULT_KAFKA_VERSION } from '../src/services/maven';
 
@@ -292,6 +293,7 @@ export function saveResult(name: string, result: unknown): string {
  */
 export interface Child {
   proc: ChildProcess;
+  /** When the processor became ready (epoch ms): joined, every assigned partition restored. */
   readyAt: number;
   /** The processor's HTTP port (/metrics, /readyz). */
   httpPort: number;
@@ -327,12 +329,13 @@ export function spawnProcessor(config: Config, extraNodeArgs: string[] = []): Pr
     );
     proc.stdout!.on('data', (d: Buffer) => {
       buf += d.toString();
-      const ready = /READY (\d+)\n/.exec(buf);
+      const ready = /READY (\d+) (\d+)\n/.exec(buf);
       if (ready) {
         proc.removeAllListeners('exit');
         resolve({
           proc,
-          readyAt: Date.now(),
+          // The child's own clock (the same machine's): it may notice late that it is ready.
+          readyAt: Number(ready[2]),
           httpPort: Number(ready[1]),
           stop: () =>
             new Promise<void>((res) => {
@@ -429,5 +432,22 @@ export function peakRssMb(pid: number): number {
     return m ? Number(m[1]) / 1024 : NaN;
   } catch {
     return NaN;
+  }
+}
+
+/**
+ * `codec.registerAll()` with the processor's patience (src/kafka/processor.ts retries its own
+ * start-up registration): the shared registry can stall for a call's 15 s timeout now and then,
+ * and that should not end a benchmark of many minutes.
+ */
+export async function registerAll(codec: RegistryCodec, attempts = 5): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await codec.registerAll();
+    } catch (e) {
+      if (!(e instanceof RegistryUnavailableError) || attempt >= attempts) throw e;
+      console.error(`schema registration failed (attempt ${attempt}): ${e.message}; retrying`);
+      await sleep(500 * attempt);
+    }
   }
 }

@@ -11,6 +11,7 @@ import { Metrics } from '../metrics/metrics';
 import { RecentVerdicts } from '../http/recentVerdicts';
 import { createHttpServer, listen } from '../http/server';
 import { combineObservers } from '../kafka/observers';
+import type { ProcessorObserver } from '../kafka/partition';
 
 export interface Running {
   processor: Processor;
@@ -21,10 +22,17 @@ export interface Running {
   stop(): Promise<void>;
 }
 
+/** What an embedding program adds to the processor. */
+export interface StartOptions {
+  /** Told what the processor does, besides the metrics and the /sessions verdict cache. */
+  observer?: ProcessorObserver;
+}
+
 /** Starts the processor; with no KAFKA_BROKERS, first starts a local Kafka + registry. */
 export async function startProcessor(
   config: Config,
   log = createLogger(config.logLevel),
+  options: StartOptions = {},
 ): Promise<Running> {
   log.info({ config: redactConfig(config) }, 'configuration');
   let services: Services | null = null;
@@ -55,7 +63,7 @@ export async function startProcessor(
     codec,
     config,
     log,
-    observer: combineObservers(metrics, recent),
+    observer: combineObservers(metrics, recent, ...(options.observer ? [options.observer] : [])),
   });
   // The HTTP server comes up first: /healthz answers and /readyz says "not yet" during start-up.
   const server: Server = createHttpServer(

@@ -65,6 +65,7 @@ import {
   topicEnd,
   waitCommitted,
   runMain,
+  registerAll,
 } from './kafka-common';
 
 const QUICK = flag('quick');
@@ -234,7 +235,7 @@ async function pipeline(env: Env, input: string, eos: boolean): Promise<RunResul
     await createTopic(env.admin, t, PARTITIONS);
   await createTopic(env.admin, c.changelogTopic, PARTITIONS, true);
   const codec = RegistryCodec.fromConfig(c);
-  await codec.registerAll();
+  await registerAll(codec);
   const engine = engineOptions({ graceMs: c.graceMs });
   // As the processor does (CG_COORDINATOR_CACHE, default on); only transactional producers.
   if (eos && c.coordinatorCache) cacheTransactionCoordinators(env.kafka);
@@ -442,7 +443,7 @@ async function main(): Promise<void> {
     let encode = (e: (typeof events)[number]): Buffer | string => JSON.stringify(e);
     if (FORMAT === 'avro') {
       const codec = RegistryCodec.fromConfig(benchConfig(env, { inputTopic: input }));
-      await codec.registerAll();
+      await registerAll(codec);
       encode = (e) => codec.encodeEvent(e);
       SKIP.add('kcat');
     }

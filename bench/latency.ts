@@ -43,6 +43,7 @@ import {
   spawnProcessor,
   stats,
   runMain,
+  registerAll,
 } from './kafka-common';
 
 const QUICK = flag('quick');
@@ -158,7 +159,7 @@ async function runOnce(env: Env, rate: number, pathName: PathName): Promise<RunR
       );
   }
   const codec = RegistryCodec.fromConfig(c);
-  await codec.registerAll();
+  await registerAll(codec);
   const latencies: number[] = [];
   let received = 0;
   let measureFrom = Infinity;

@@ -16,6 +16,11 @@ describe('bench/engine --quick', () => {
       stream.runsMs[1]!.cpu,
     );
     expect(stream.engineOnlyEventsPerSec).toBeGreaterThan(stream.eventsPerSec.median);
+    // The engine timed alone, events handed over in blocks: one timing per run, all positive.
+    expect(stream.blockRunsMs).toHaveLength(QUICK.runs);
+    for (const t of stream.blockRunsMs) expect(t.cpu).toBeGreaterThan(0);
+    expect(stream.blockEventsPerSec.median).toBeGreaterThan(1_000);
+    expect(stream.blockEventsPerSec.min).toBeLessThanOrEqual(stream.blockEventsPerSec.max);
     expect(stream.wall.eventsPerSec.median).toBeGreaterThan(1_000);
     expect(Number.isFinite(stream.eventsPerSec.median)).toBe(true);
     expect(stream.eventsPerSec.median).toBeGreaterThan(1_000);

@@ -18,9 +18,9 @@
  *   product-uncached  the product with CG_COORDINATOR_CACHE=false (kafkajs' FindCoordinator
  *                  before 4 of each transaction's requests): the coordinator cache's effect
  *   product        the real processor (startProcessor, EOS) in a child process of its own
- *   product-alt    only with --alt-config k=v,... and/or --alt-node-args "ARGS": the product
- *                  with those settings on top of --config and those Node options, for a
- *                  same-run A/B of a setting
+ *   product-alt    only with --alt-config k=v,..., --alt-node-args "ARGS" and/or --alt-env
+ *                  "K=V ...": the product with those settings on top of --config, those Node
+ *                  options and environment variables, for a same-run A/B of a setting
  *
  *   npm run bench:e2e                 # 200k events, 3 runs
  *   npm run bench:e2e -- --quick      # 3k events, 1 run
@@ -94,6 +94,13 @@ type Variant =
   | 'product-alt';
 const ALT_CONFIG = option('alt-config');
 const ALT_NODE_ARGS = (option('alt-node-args') ?? '').split(' ').filter(Boolean);
+/** `--alt-env "K=V K2=V2"`: environment variables of the product-alt child only. */
+const ALT_ENV = Object.fromEntries(
+  (option('alt-env') ?? '')
+    .split(' ')
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
 const VARIANTS: Variant[] = [
   'kcat',
   'consume-only',
@@ -102,7 +109,9 @@ const VARIANTS: Variant[] = [
   'eos-bench',
   'product-uncached',
   'product',
-  ...(ALT_CONFIG || ALT_NODE_ARGS.length > 0 ? (['product-alt'] as const) : []),
+  ...(ALT_CONFIG || ALT_NODE_ARGS.length > 0 || Object.keys(ALT_ENV).length > 0
+    ? (['product-alt'] as const)
+    : []),
 ];
 
 interface RunResult {
@@ -402,10 +411,14 @@ async function product(
     partitions: PARTITIONS,
   });
   const started = Date.now();
-  const child = await spawnProcessor(c, [
-    ...(CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : []),
-    ...(variant === 'product-alt' ? ALT_NODE_ARGS : []),
-  ]);
+  const child = await spawnProcessor(
+    c,
+    [
+      ...(CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : []),
+      ...(variant === 'product-alt' ? ALT_NODE_ARGS : []),
+    ],
+    variant === 'product-alt' ? ALT_ENV : {},
+  );
   let done = NaN;
   let peakRss = NaN;
   try {

@@ -307,7 +307,21 @@ export interface Child {
  */
 export const PRODUCT_NODE_ARGS: readonly string[] = ['--max-semi-space-size=32'];
 
-export function spawnProcessor(config: Config, extraNodeArgs: string[] = []): Promise<Child> {
+/**
+ * The environment the processor is deployed with (package.json `start`, Dockerfile `ENV`; the
+ * same test keeps them equal): glibc's malloc asks for transparent huge pages, because first
+ * touching fresh memory is what makes kafkajs' copy of every fetch response slow (1.20× end to
+ * end at 1M events, bench/README.md session 5; docs/decisions.md 29).
+ */
+export const PRODUCT_ENV: Readonly<Record<string, string>> = {
+  GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1',
+};
+
+export function spawnProcessor(
+  config: Config,
+  extraNodeArgs: string[] = [],
+  extraEnv: Record<string, string> = {},
+): Promise<Child> {
   const proc = spawn(
     process.execPath,
     [
@@ -319,7 +333,12 @@ export function spawnProcessor(config: Config, extraNodeArgs: string[] = []): Pr
     ],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
-      env: { ...process.env, CG_BENCH_CONFIG: JSON.stringify(config) },
+      env: {
+        ...process.env,
+        ...PRODUCT_ENV,
+        ...extraEnv,
+        CG_BENCH_CONFIG: JSON.stringify(config),
+      },
     },
   );
   return new Promise((resolve, reject) => {

@@ -104,9 +104,9 @@ export const DEFAULTS: Config = {
   // Big fetches when there is a backlog (a fetch returns as soon as any input arrives, so under
   // steady load they stay small): each batch writes one changelog record per session it
   // touched and costs one transaction, so bigger batches mean fewer of both per event. 8 MiB per
-  // partition, 48 MiB per fetch: 1.37× the events/s of 4 / 10 MiB (kafkajs' default total) on
-  // a 1M-event backlog, for ~230 MB more peak RSS (bench/README.md, session 5; docs/decisions.md
-  // 28). Outputs are split per request anyway (src/kafka/outputChunks.ts).
+  // partition, 48 MiB per fetch: 1.28× the events/s of 4 / 10 MiB (kafkajs' default total) on
+  // a 1M-event backlog in a same-run A/B, for ~210 MB more peak RSS (bench/README.md, session
+  // 5; docs/decisions.md 28). Outputs are split per request anyway (src/kafka/outputChunks.ts).
   maxBytesPerPartition: 8 * 1024 * 1024,
   fetchMaxBytes: 48 * 1024 * 1024,
   fetchMaxWaitMs: 100,

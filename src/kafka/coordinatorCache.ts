@@ -55,9 +55,6 @@ const optedIn = new WeakSet<object>();
 /** Per transactional cluster: `${coordinatorType}:${groupId}` → coordinator's node id. */
 const caches = new WeakMap<ClusterLike, Map<string, number>>();
 
-/** What the cache did, for tests and the latency benchmark's notes. */
-export const coordinatorCacheStats = { hits: 0, lookups: 0, invalidations: 0 };
-
 /** Opts a kafkajs client's transactional producers in (producers created before or after). */
 export function cacheTransactionCoordinators(kafka: Kafka): void {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -91,7 +88,6 @@ export function wrapFindGroupCoordinator(proto: ClusterPrototype): void {
       try {
         // A local lookup in the broker pool (connecting if needed), no request.
         const broker = await this.findBroker({ nodeId: known });
-        coordinatorCacheStats.hits++;
         return dropOnFailure(broker, cache, key, known);
       } catch {
         // The node left the metadata or cannot be reached: ask again below.
@@ -99,7 +95,6 @@ export function wrapFindGroupCoordinator(proto: ClusterPrototype): void {
       }
     }
     const broker = await original.call(this, args);
-    coordinatorCacheStats.lookups++;
     cache.set(key, broker.nodeId);
     return dropOnFailure(broker, cache, key, broker.nodeId);
   } as FindGroupCoordinator & { [WRAPPED]?: true };
@@ -111,7 +106,6 @@ function forget(cache: Map<string, number>, key: string, nodeId: number): void {
   // Only if no newer answer replaced it meanwhile.
   if (cache.get(key) !== nodeId) return;
   cache.delete(key);
-  coordinatorCacheStats.invalidations++;
 }
 
 /**

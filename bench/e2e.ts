@@ -31,7 +31,7 @@
  *   npm run bench:e2e -- --skip plain,eos-bench,product-uncached --alt-config maxBytesPerPartition=4194304
  */
 import { spawn } from 'node:child_process';
-import type { Batch, Kafka, Message, Producer } from 'kafkajs';
+import type { Batch, Message, Producer } from 'kafkajs';
 import { DEFAULTS, type Config } from '../src/config/config';
 import { evolve } from '../src/engine/evolve';
 import { engineOptions } from '../src/engine/fleet';
@@ -148,56 +148,56 @@ async function kcatPipe(env: Env, input: string): Promise<RunResult> {
   return { variant: 'kcat', drainMs: ms, totalMs: ms, outputs: await topicEnd(env.admin, out) };
 }
 
-/** Resolves with the time of the first GROUP_JOIN; the consumer runs `eachBatch` until stopped. */
-async function runConsumer(
-  kafka: Kafka,
+/**
+ * Drains the input with a kafkajs consumer that fetches as the processor does, until its group
+ * has committed every input offset. drainMs counts from the first GROUP_JOIN, totalMs from the
+ * call (group join included).
+ */
+async function drainWithConsumer(
+  env: Env,
   groupId: string,
   input: string,
   eachBatch: (batch: Batch) => Promise<void>,
   autoCommit: boolean,
-  onJoin: () => void,
-) {
-  const consumer = kafka.consumer({
+): Promise<{ drainMs: number; totalMs: number }> {
+  const started = Date.now();
+  let joined = 0;
+  const consumer = env.kafka.consumer({
     groupId,
     readUncommitted: false,
     maxBytesPerPartition: DEFAULTS.maxBytesPerPartition,
     maxBytes: DEFAULTS.fetchMaxBytes,
   });
-  consumer.on(consumer.events.GROUP_JOIN, onJoin);
-  await consumer.connect();
-  await consumer.subscribe({ topic: input, fromBeginning: true });
-  await consumer.run({
-    autoCommit,
-    eachBatchAutoResolve: true,
-    partitionsConsumedConcurrently: DEFAULTS.partitionsConsumedConcurrently,
-    eachBatch: ({ batch }) => eachBatch(batch),
-  });
-  return consumer;
+  consumer.on(consumer.events.GROUP_JOIN, () => (joined ||= Date.now()));
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topic: input, fromBeginning: true });
+    await consumer.run({
+      autoCommit,
+      eachBatchAutoResolve: true,
+      partitionsConsumedConcurrently: DEFAULTS.partitionsConsumedConcurrently,
+      eachBatch: ({ batch }) => eachBatch(batch),
+    });
+    const done = await waitCommitted(env.admin, groupId, input, TIMEOUT_MS, 50);
+    return { drainMs: done - joined, totalMs: done - started };
+  } finally {
+    await consumer.disconnect();
+  }
 }
 
 async function consumeOnly(env: Env, input: string): Promise<RunResult> {
   const c = benchConfig(env);
-  const started = Date.now();
-  let joined = 0;
   let records = 0;
-  const consumer = await runConsumer(
-    env.kafka,
+  const times = await drainWithConsumer(
+    env,
     c.groupId,
     input,
     async (batch) => {
       records += batch.messages.length;
     },
     true,
-    () => (joined ||= Date.now()),
   );
-  const done = await waitCommitted(env.admin, c.groupId, input, TIMEOUT_MS, 50);
-  await consumer.disconnect();
-  return {
-    variant: 'consume-only',
-    drainMs: done - joined,
-    totalMs: done - started,
-    outputs: records,
-  };
+  return { variant: 'consume-only', ...times, outputs: records };
 }
 
 async function passthrough(env: Env, input: string): Promise<RunResult> {
@@ -210,31 +210,21 @@ async function passthrough(env: Env, input: string): Promise<RunResult> {
     allowAutoTopicCreation: false,
   });
   await producer.connect();
-  const started = Date.now();
-  let joined = 0;
-  const consumer = await runConsumer(
-    env.kafka,
+  const times = await drainWithConsumer(
+    env,
     c.groupId,
     input,
     async (batch) => {
       const messages: Message[] = batch.messages.map((m) => ({ key: m.key, value: m.value }));
-      // A 4 MiB fetched batch is over the broker's 1 MiB record batch limit: split as the
-      // processor does (src/kafka/outputChunks.ts).
+      // A fetched batch (up to CG_MAX_BYTES_PER_PARTITION) can be over the broker's 1 MiB record
+      // batch limit: split as the processor does (src/kafka/outputChunks.ts).
       for (const topicMessages of outputRequests([[out, messages]]))
         await producer.sendBatch({ acks: -1, topicMessages });
     },
     true,
-    () => (joined ||= Date.now()),
   );
-  const done = await waitCommitted(env.admin, c.groupId, input, TIMEOUT_MS, 50);
-  await consumer.disconnect();
   await producer.disconnect();
-  return {
-    variant: 'passthrough',
-    drainMs: done - joined,
-    totalMs: done - started,
-    outputs: await topicEnd(env.admin, out),
-  };
+  return { variant: 'passthrough', ...times, outputs: await topicEnd(env.admin, out) };
 }
 
 /** The product's per-batch work, optionally with its EOS protocol, timed per stage. */
@@ -281,10 +271,8 @@ async function pipeline(env: Env, input: string, eos: boolean): Promise<RunResul
     }
     return pr;
   };
-  const started = Date.now();
-  let joined = 0;
-  const consumer = await runConsumer(
-    env.kafka,
+  const times = await drainWithConsumer(
+    env,
     c.groupId,
     input,
     async (batch) => {
@@ -366,16 +354,12 @@ async function pipeline(env: Env, input: string, eos: boolean): Promise<RunResul
       stages.batches++;
     },
     !eos,
-    () => (joined ||= Date.now()),
   );
-  const done = await waitCommitted(env.admin, c.groupId, input, TIMEOUT_MS, 50);
-  await consumer.disconnect();
   await Promise.all([plain, ...producers.values()].map((p) => p.disconnect()));
   codec.close();
   return {
     variant: eos ? 'eos-bench' : 'plain',
-    drainMs: done - joined,
-    totalMs: done - started,
+    ...times,
     outputs: await topicEnd(env.admin, c.verdictTopic),
     stages,
   };

@@ -175,9 +175,9 @@ export async function preload(
   const byPartition = new Map<number, Message[]>();
   for (const message of messages) {
     const partition = partitionOf({ topic, partitionMetadata, message });
-    const list = byPartition.get(partition);
-    if (list) list.push({ ...message, partition });
-    else byPartition.set(partition, [{ ...message, partition }]);
+    const list = byPartition.get(partition) ?? [];
+    if (list.length === 0) byPartition.set(partition, list);
+    list.push({ ...message, partition });
   }
   const producer: Producer = kafka.producer({ idempotent: true, allowAutoTopicCreation: false });
   await producer.connect();

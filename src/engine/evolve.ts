@@ -177,7 +177,6 @@ function admitInBand(s: SessionState, e: EngineInput, seq: number, out: Collecto
   if (seqClass === 'conflict') {
     out.note('conflict');
     out.audit(
-      'VIOLATION',
       'SEQ_CONFLICT',
       `seq ${seq} is at or below the last seq ${s.lastSeq} and is not a redelivery of the event remembered there: its place in the order is unknown`,
       null,

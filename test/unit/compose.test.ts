@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { parse } from 'yaml';
 import { buildProgram } from '../../src/cli/main';
 import { ENV_NAMES } from '../../src/config/config';
@@ -63,6 +64,14 @@ describe('docker-compose.yml', () => {
   it('runs the Kafka and Apicurio versions the tests run (src/services/maven.ts)', () => {
     expect(kafka!.image).toBe(`apache/kafka:${DEFAULT_KAFKA_VERSION}`);
     expect(registry!.image).toBe(`apicurio/apicurio-registry:${DEFAULT_REGISTRY_VERSION}`);
+  });
+
+  it('runs the Prometheus version the alert rules and dashboard queries are tested on (promtool)', () => {
+    // "promtool, version 2.42.0+ds (branch: ...)": the Debian package's build of 2.42.0.
+    const version = /version (\d+\.\d+\.\d+)/.exec(
+      execFileSync('promtool', ['--version'], { encoding: 'utf8' }),
+    )?.[1];
+    expect(services.prometheus!.image).toBe(`prom/prometheus:v${version}`);
   });
 
   it('every service has a restart policy; long-running ones come back after a crash or reboot', () => {

@@ -242,11 +242,15 @@ export function applyLossAcknowledged(s: SessionState, e: LossAcknowledged, out:
     // (1) What is already lost is written off for good.
     const lost = subtract(s.truncated, union(s.summary, inUnit(s.spilled, unit)));
     s.ackPermanent = union(s.ackPermanent, intersect(r, lost));
-    // (2) A range covering [0,Hg) writes the gap off and re-bases the sequence.
+    // (2) A range covering [0,Hg) writes the gap off. An in-band acknowledgement re-bases the
+    // sequence on itself; an out-of-band one leaves it to the orchestrator, which carries on
+    // with its own next seq (contract §4, LossAcknowledged (2)).
     if (s.gapHead !== null && isSubset(range(0, s.gapHead), r)) {
       s.gapHead = null;
-      s.lastSeq = e.seq;
-      rememberOnly(s, e.seq, hash53(e.eventId));
+      if (e.seq !== null) {
+        s.lastSeq = e.seq;
+        rememberOnly(s, e.seq, hash53(e.eventId));
+      }
     }
   }
   // (3) The whole range lets exactly one compaction through.

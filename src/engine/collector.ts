@@ -24,7 +24,8 @@ export class Collector {
 
   constructor(
     private readonly sessionId: string,
-    private readonly inputSeq: number,
+    /** null for an out-of-band event (contract §4 step 0). */
+    private readonly inputSeq: number | null,
     private readonly occurredAt: number,
     private readonly requestId: string | null,
   ) {}

@@ -33,6 +33,14 @@ interface Envelope {
   occurredAt: number;
 }
 
+/**
+ * The envelope of the three events that may come out of band (contract §3): `seq` null, sent by
+ * someone who does not own the session's sequence (an operator's tool, a spill service).
+ */
+interface OutOfBandEnvelope extends Omit<Envelope, 'seq'> {
+  seq: null | number;
+}
+
 export interface SessionOpened extends Envelope {
   type: 'SessionOpened';
   policy: Policy;
@@ -66,19 +74,19 @@ export interface CompactionCommitted extends Envelope {
   summaryInput: Span;
   tailStart: number;
 }
-export interface SpillCompleted extends Envelope {
+export interface SpillCompleted extends OutOfBandEnvelope {
   type: 'SpillCompleted';
   spillRequestId: string;
   handle: string;
   unit: Unit;
   range: Span;
 }
-export interface SpillFailed extends Envelope {
+export interface SpillFailed extends OutOfBandEnvelope {
   type: 'SpillFailed';
   spillRequestId: string;
   error: string;
 }
-export interface LossAcknowledged extends Envelope {
+export interface LossAcknowledged extends OutOfBandEnvelope {
   type: 'LossAcknowledged';
   unit: Unit;
   range: Span;

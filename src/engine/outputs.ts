@@ -77,7 +77,8 @@ export interface AuditRecord {
   code: AuditCode;
   sessionId: string;
   message: string;
-  inputSeq: number;
+  /** null for an out-of-band event (contract §4 step 0). */
+  inputSeq: null | number;
   requestId: string | null;
   ranges: UnitRange[];
   occurredAt: number;

@@ -166,8 +166,8 @@ export interface SpillCompleted {
   type: 'SpillCompleted';
   /** The session this event belongs to; also the Kafka message key (DESIGN §3). */
   sessionId: string;
-  /** Per-session sequence number: 0 for SessionOpened, then +1 per event (DESIGN §3). Never negative. */
-  seq: number;
+  /** Per-session sequence number, as for every event (DESIGN §3); or null (or absent) for an out-of-band event, sent by someone who does not own the session's sequence (an operator's tool, a separate spill service): it takes no place in the sequence (DESIGN §4, step 0). Never negative. */
+  seq: null | number;
   /** Unique id of this event; a redelivery repeats it with the same seq (DESIGN §4, step 1). */
   eventId: string;
   /** When the event happened, in epoch milliseconds (event time). Never negative. */
@@ -188,8 +188,8 @@ export interface SpillFailed {
   type: 'SpillFailed';
   /** The session this event belongs to; also the Kafka message key (DESIGN §3). */
   sessionId: string;
-  /** Per-session sequence number: 0 for SessionOpened, then +1 per event (DESIGN §3). Never negative. */
-  seq: number;
+  /** Per-session sequence number, as for every event (DESIGN §3); or null (or absent) for an out-of-band event, sent by someone who does not own the session's sequence (an operator's tool, a separate spill service): it takes no place in the sequence (DESIGN §4, step 0). Never negative. */
+  seq: null | number;
   /** Unique id of this event; a redelivery repeats it with the same seq (DESIGN §4, step 1). */
   eventId: string;
   /** When the event happened, in epoch milliseconds (event time). Never negative. */
@@ -206,8 +206,8 @@ export interface LossAcknowledged {
   type: 'LossAcknowledged';
   /** The session this event belongs to; also the Kafka message key (DESIGN §3). */
   sessionId: string;
-  /** Per-session sequence number: 0 for SessionOpened, then +1 per event (DESIGN §3). Never negative. */
-  seq: number;
+  /** Per-session sequence number, as for every event (DESIGN §3); or null (or absent) for an out-of-band event, sent by someone who does not own the session's sequence (an operator's tool, a separate spill service): it takes no place in the sequence (DESIGN §4, step 0). Never negative. */
+  seq: null | number;
   /** Unique id of this event; a redelivery repeats it with the same seq (DESIGN §4, step 1). */
   eventId: string;
   /** When the event happened, in epoch milliseconds (event time). Never negative. */
@@ -338,8 +338,8 @@ export interface AuditRecord {
   sessionId: string;
   /** Readable explanation. */
   message: string;
-  /** The seq of the input event that produced this record. */
-  inputSeq: number;
+  /** The seq of the input event that produced this record; null for an out-of-band event (DESIGN §4, step 0). */
+  inputSeq: null | number;
   /** The compaction request concerned, if any. */
   requestId: null | string;
   /** The ranges concerned (may be empty). */

@@ -21,9 +21,9 @@ function eventsWithNotes(): ContextEvent[] {
   const events = [...seedIncidentExample(), ...haltThenAcknowledgeExample()];
   const last = events[events.length - 1]!;
   const redelivered = events[events.length - 2]!; // recent: still in the remembered eventIds
-  const gap = { ...last, seq: last.seq + 5, eventId: 'gap-1' };
+  const gap = { ...last, seq: last.seq! + 5, eventId: 'gap-1' };
   const orphan = { ...events[2]!, sessionId: 'never-opened', eventId: 'orphan-1' };
-  return [...events, redelivered, gap, orphan, { ...orphan, seq: orphan.seq + 1 }];
+  return [...events, redelivered, gap, orphan, { ...orphan, seq: orphan.seq! + 1 }];
 }
 
 const COUNTERS = /^compaction_guard_(events|duplicate_events|ignored_events|gaps)_total\b.*$/gm;

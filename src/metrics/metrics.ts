@@ -3,6 +3,8 @@
  * counters, bounded label values: enums of the contract only). The registry is injected: tests
  * and several processors in one process each get their own.
  */
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Note, Output } from '../engine/collector';
 import { ENGINE_VERSION } from '../engine/version';
@@ -18,7 +20,20 @@ const P = 'compaction_guard_';
 /** Every audit code with its kind (contract §6), so both label sets start at 0. */
 const AUDIT_CODES = Object.entries(AUDIT_KIND_OF) as [AuditCode, AuditKind][];
 
-export const PACKAGE_VERSION = '0.1.0';
+/**
+ * The `version` of build_info: package.json's own, read at load (two levels up from both
+ * src/metrics and dist/metrics; the Docker image ships it), so a release bump is one edit.
+ */
+export const PACKAGE_VERSION: string = readPackageVersion(
+  path.resolve(__dirname, '../../package.json'),
+);
+
+export function readPackageVersion(file: string): string {
+  const version = (JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown }).version;
+  if (typeof version !== 'string' || version === '')
+    throw new Error(`${file}: expected a "version" string`);
+  return version;
+}
 
 export class Metrics implements ProcessorObserver {
   readonly verdicts: Counter<'decision' | 'action'>;

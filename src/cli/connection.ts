@@ -53,7 +53,7 @@ export function addConnectionOptions(cmd: Command): Command {
       key === 'brokers' || key === 'registryUrl'
         ? 'a running `npm start`'
         : key === 'logLevel'
-          ? 'warn, to stderr'
+          ? 'error, to stderr'
           : d === null
             ? '(unset)'
             : String(d);
@@ -121,10 +121,11 @@ export function httpUrlOf(host: string, port: number): string {
 }
 
 /**
- * Logs of a tool go to stderr (stdout is its output, e.g. `tail --json`), at `warn` unless
- * CG_LOG_LEVEL / --log-level says otherwise; secrets censored as in `run`.
+ * Logs of a tool go to stderr (stdout is its output, e.g. `tail --json`), at `error` unless
+ * CG_LOG_LEVEL / --log-level says otherwise (kafkajs warns about its partitioner and idempotent
+ * retries on every producer: noise to a person at a terminal); secrets censored as in `run`.
  */
 export function toolLogger(flags: Record<string, string | undefined>, env = process.env): Logger {
-  const level = flags.logLevel ?? env.CG_LOG_LEVEL ?? 'warn';
+  const level = flags.logLevel ?? env.CG_LOG_LEVEL ?? 'error';
   return pino({ level, redact: { paths: REDACT_PATHS, censor: REDACTED } }, pino.destination(2));
 }

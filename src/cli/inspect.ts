@@ -74,7 +74,8 @@ export function renderSessionView(v: SessionView): string {
     const start = Math.min(...lost.map((s) => s.start), v.gapHead !== null ? 0 : Infinity);
     const end = Math.max(...lost.map((s) => s.end), v.gapHead ?? 0);
     out.push(
-      `To write the loss off (after checking with the session's owner):\n  compaction-guard acknowledge --session ${v.sessionId} --unit ${v.policy.floor.unit} --range ${start}-${end} --by YOU --reason WHY`,
+      "To write the loss off (after checking with the session's owner):",
+      `  compaction-guard acknowledge --session ${v.sessionId} --unit ${v.policy.floor.unit} --range ${start}-${end} --by YOU --reason WHY`,
     );
   }
   return out.map(printable).join('\n') + '\n';

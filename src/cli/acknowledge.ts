@@ -124,6 +124,8 @@ async function confirm(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
     const answer = await rl.question(question);
+    // A piped answer is not echoed: end the prompt's line.
+    if (!process.stdin.isTTY) process.stderr.write('\n');
     return /^y(es)?$/i.test(answer.trim());
   } catch {
     return false; // stdin closed: no answer is no

@@ -51,10 +51,10 @@ export function announceWhenReady(
           },
           env,
         );
-        where = ` (written to ${embeddedStatePath(env)})`;
+        where = `  (saved in ${embeddedStatePath(env)} for tail, inspect, acknowledge, simulate)`;
       }
       out.write(
-        `compaction-guard ready: http ${httpUrl}  brokers ${config.brokers.join(',')}  registry ${config.registryUrl ?? '(none)'}${where}\n`,
+        `compaction-guard ready: ${httpUrl} (/metrics, /sessions/{id})  brokers ${config.brokers.join(',')}  registry ${config.registryUrl ?? '(none)'}${where}\n`,
       );
       resolve();
     };

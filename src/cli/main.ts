@@ -7,6 +7,9 @@ import { runCommand } from './run';
 import { KafkaSecurityError } from '../kafka/client';
 import { RegistryAuthError } from '../registry/codec';
 import { simulate } from './simulate';
+import { tailCommand } from './tail';
+import { inspectCommand } from './inspect';
+import { acknowledgeCommand } from './acknowledge';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -88,7 +91,7 @@ export function buildProgram(): Command {
     .description(
       'Produce a deterministic simulated fleet of agent sessions to the input topic (demos, tests, benchmarks).',
     )
-    .option('--brokers <list>', 'env KAFKA_BROKERS (required)')
+    .option('--brokers <list>', 'env KAFKA_BROKERS (default: a running `npm start`)')
     .option('--registry-url <url>', 'env SCHEMA_REGISTRY_URL (required for --format avro)')
     .option('--input-topic <topic>', 'env CG_INPUT_TOPIC (default: agent.context-changes)')
     .option('--sessions <n>', 'sessions live at once', '200')
@@ -128,6 +131,8 @@ export function buildProgram(): Command {
         },
       );
     });
+  // On-call commands (prometheus/RUNBOOK.md), each in its own file.
+  program.addCommand(tailCommand()).addCommand(inspectCommand()).addCommand(acknowledgeCommand());
   return program;
 }
 

@@ -12,6 +12,7 @@ import { RecentVerdicts } from '../http/recentVerdicts';
 import { createHttpServer, listen } from '../http/server';
 import { combineObservers } from '../kafka/observers';
 import type { ProcessorObserver } from '../kafka/partition';
+import { announceWhenReady } from './ready';
 
 export interface Running {
   processor: Processor;
@@ -101,8 +102,10 @@ export async function runCommand(flags: Record<string, string | undefined>): Pro
   requireRegistry(config);
   const log = createLogger(config.logLevel);
   const running = await startProcessor(config, log);
+  const announcement = announceWhenReady(running, config.brokers.length === 0);
   const shutdown = (signal: string) => {
     log.info({ signal }, 'shutting down');
+    announcement.stop();
     void running.stop().then(() => process.exit(0));
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));

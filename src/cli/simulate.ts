@@ -1,6 +1,7 @@
 /** `compaction-guard simulate`: a deterministic fleet of orchestrators producing to the input topic. */
 import type { Message } from 'kafkajs';
-import { loadConfig } from '../config/config';
+import { ConfigError, loadConfig } from '../config/config';
+import { noEmbeddedMessage, readEmbeddedState } from '../services/embedded';
 import { createLogger } from '../config/redact';
 import { kafkaClient } from '../kafka/client';
 import { RegistryCodec } from '../registry/codec';
@@ -22,10 +23,18 @@ export async function simulate(
   flags: Record<string, string | undefined>,
   o: SimulateOptions,
 ): Promise<number> {
-  const config = loadConfig(process.env, flags);
+  let config = loadConfig(process.env, flags);
   const log = createLogger(config.logLevel);
-  if (config.brokers.length === 0)
-    throw new Error('simulate needs KAFKA_BROKERS (--brokers): it produces to an existing cluster');
+  if (config.brokers.length === 0) {
+    // No brokers given: those of a running `npm start` (src/services/embedded.ts).
+    const embedded = readEmbeddedState();
+    if (embedded === null) throw new ConfigError(noEmbeddedMessage('simulate'));
+    config = {
+      ...config,
+      brokers: embedded.brokers,
+      registryUrl: config.registryUrl ?? embedded.registryUrl,
+    };
+  }
   const kafka = kafkaClient(config.brokers, `${config.clientId}-simulator`, log, config);
   if (o.format === 'avro' && config.registryUrl === null)
     throw new Error('simulate --format avro needs SCHEMA_REGISTRY_URL (--registry-url)');

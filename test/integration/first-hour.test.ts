@@ -16,6 +16,7 @@ import {
   freePort,
   httpStatus,
   spawnProcessor,
+  topicEnv,
   waitAllCommitted,
   waitFor,
 } from './faults/harness';
@@ -60,19 +61,6 @@ function expectOneLine(o: Outcome, code: string, setting: string): void {
   expect(o.stderr).not.toMatch(/^\s+at /m);
 }
 
-function uniqueTopics(): Record<string, string> {
-  const c = testConfig();
-  return {
-    [ENV_NAMES.groupId]: c.groupId,
-    [ENV_NAMES.inputTopic]: c.inputTopic,
-    [ENV_NAMES.verdictTopic]: c.verdictTopic,
-    [ENV_NAMES.spillTopic]: c.spillTopic,
-    [ENV_NAMES.auditTopic]: c.auditTopic,
-    [ENV_NAMES.dlqTopic]: c.dlqTopic,
-    [ENV_NAMES.changelogTopic]: c.changelogTopic,
-  };
-}
-
 async function portIsFree(port: number): Promise<boolean> {
   const probe = createServer();
   return new Promise((resolve) => {
@@ -98,7 +86,7 @@ describe('start-up failures of run', () => {
       KAFKA_BROKERS: brokers.join(','),
       SCHEMA_REGISTRY_URL: `http://127.0.0.1:${await freePort()}`,
       CG_HTTP_PORT: '0',
-      ...uniqueTopics(),
+      ...topicEnv(testConfig()),
     });
     expect(o.status).toBe(5);
     expect(o.ms).toBeLessThan(12_000);

@@ -46,7 +46,7 @@ describe('broker and registry endpoints', () => {
     );
     expect([r.status, r.stderr]).toEqual([
       2,
-      'compaction-guard run: invalid configuration: SCHEMA_REGISTRY_URL (--registry-url) is set but KAFKA_BROKERS (--brokers) is not: set KAFKA_BROKERS to the cluster that registry serves, or leave both unset for the embedded local services\n',
+      'compaction-guard run: invalid configuration: SCHEMA_REGISTRY_URL (--registry-url) is set but KAFKA_BROKERS (--brokers) is not: set KAFKA_BROKERS to the cluster that registry serves, or leave both unset for the embedded local services [CONFIG_INVALID]\n',
     ]);
     // The embedded services take tens of seconds to start: this stopped before them.
     expect(Date.now() - started).toBeLessThan(10_000);

@@ -1,0 +1,161 @@
+/**
+ * The seed's incident in a real framework: a langchain v1 `createAgent` agent with langchain's
+ * own summarization middleware at its defaults (keep 20 messages, trimTokensToSummarize 4000,
+ * the approximate token counter), a fake model, a long tool-heavy conversation whose first user
+ * message states a rule. Through the real broker and processor: the guard refuses the summary
+ * (the rule would be dropped unsummarized), the history is spilled, the retry is APPROVE
+ * LOSSLESS_SPILL. With the whole history within the summarizer's input: APPROVE, no spill.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
+import { fakeModel } from '@langchain/core/testing';
+import { createAgent, tool } from 'langchain';
+import { FileSpillStore, type SpillStore } from '../../src/client';
+import type { Verdict } from '../../src/engine/outputs';
+import { guardedSummarization, type GuardRefusal } from '../../src/integrations/langchain';
+import { decodeOutput, readTopics } from './pipeline';
+import { stack, type Stack } from './client/harness';
+
+jest.setTimeout(240_000);
+
+const RULE = 'You must never delete anything under /prod. Check the 25 log files one by one.';
+const ROUNDS = 25;
+
+/** 25 tool rounds of ~1,000-token results, then a final answer; a summary model that always answers. */
+async function converse(
+  s: Stack,
+  sessionId: string,
+  trimTokensToSummarize: number | undefined,
+  store: SpillStore,
+) {
+  const model = fakeModel();
+  // Explicit messages: respondWithTools would derive each call's content from the whole input.
+  for (let i = 0; i < ROUNDS; i++)
+    model.respond(
+      new AIMessage({
+        content: `Reading app-${i}.log`,
+        tool_calls: [
+          { name: 'read_log', args: { file: `app-${i}.log` }, id: `call-${i}`, type: 'tool_call' },
+        ],
+      }),
+    );
+  model.respond(new AIMessage('All 25 files checked; nothing under /prod was touched.'));
+  const summarizer = fakeModel();
+  for (let i = 0; i < 10; i++)
+    summarizer.respond(new AIMessage(`Summary ${i}: logs read so far look fine.`));
+  const readLog = tool(
+    async ({ file }: { file: string }) =>
+      `${file}: ${'INFO request served in 12 ms; '.repeat(130)}`,
+    {
+      name: 'read_log',
+      description: 'Reads one log file',
+      schema: {
+        type: 'object',
+        properties: { file: { type: 'string' } },
+        required: ['file'],
+      },
+    },
+  );
+  const refusals: GuardRefusal[] = [];
+  const writes: string[] = [];
+  const session = s.client.session(sessionId);
+  const agent = createAgent({
+    model,
+    tools: [readLog],
+    middleware: [
+      guardedSummarization({
+        summarization: {
+          model: summarizer,
+          trigger: { tokens: 20_000 },
+          ...(trimTokensToSummarize !== undefined ? { trimTokensToSummarize } : {}),
+        },
+        session,
+        spill: {
+          write: async (w) => {
+            const h = await store.write(w);
+            writes.push(h);
+            return h;
+          },
+          read: (h) => store.read(h),
+        },
+        onRefusal: (r) => {
+          refusals.push(r);
+        },
+      }),
+    ],
+  });
+  const result = await agent.invoke(
+    { messages: [new HumanMessage(RULE)] },
+    { recursionLimit: 500 },
+  );
+  const verdicts =
+    // Up to the session's APPROVE: every verdict before it is in the same partition, earlier.
+    (
+      await readTopics(
+        [s.config.verdictTopic],
+        (rs) =>
+          rs.some(
+            (r) =>
+              r.key === sessionId &&
+              (decodeOutput(s.config, r) as unknown as Verdict).decision === 'APPROVE',
+          ),
+        10_000,
+      )
+    )
+      .filter((r) => r.key === sessionId)
+      .map((r) => decodeOutput(s.config, r) as unknown as Verdict);
+  return { messages: result.messages as BaseMessage[], refusals, writes, verdicts, session };
+}
+
+describe('langchain createAgent with guarded summarization, through the real processor', () => {
+  let s: Stack;
+  let dir: string;
+  beforeAll(async () => {
+    s = await stack();
+    dir = mkdtempSync(path.join(tmpdir(), 'cg-lc-'));
+  });
+  afterAll(async () => {
+    await s?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("langchain's defaults drop the first user message's rule unsummarized: REFUSE (EVICTED_PINNED, EVICTED_UNCOVERED), spill of the full history, APPROVE LOSSLESS_SPILL", async () => {
+    const store = new FileSpillStore(dir);
+    const run = await converse(s, `lc-default-${s.config.groupId}`, undefined, store);
+    const [first, ...rest] = run.verdicts;
+    expect(first).toMatchObject({ decision: 'REFUSE', action: 'SPILL' });
+    expect(first!.reasons.map((r) => r.code)).toEqual(
+      expect.arrayContaining(['EVICTED_PINNED', 'EVICTED_UNCOVERED']),
+    );
+    expect(rest[0]).toMatchObject({
+      requestId: first!.requestId,
+      decision: 'APPROVE',
+      basis: 'LOSSLESS_SPILL',
+    });
+    expect(run.refusals).toEqual([]);
+    // The spill holds the whole history, the rule first, read back through its sha256 handle.
+    expect(run.writes).toHaveLength(1);
+    const spilled = (await store.read(run.writes[0]!))
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; data: { content: string } });
+    expect(spilled[0]).toMatchObject({ type: 'human', data: { content: RULE } });
+    expect(spilled.length).toBeGreaterThan(40);
+    // The summary went ahead: the agent's history now starts with it.
+    expect(run.messages[0]!.additional_kwargs).toMatchObject({ lc_source: 'summarization' });
+  });
+
+  it('with the whole history within the summarizer input (trimTokensToSummarize 1,000,000): APPROVE INVARIANT_HOLDS and no spill', async () => {
+    const store = new FileSpillStore(dir);
+    const run = await converse(s, `lc-whole-${s.config.groupId}`, 1_000_000, store);
+    expect(run.verdicts.length).toBeGreaterThan(0);
+    for (const v of run.verdicts)
+      expect(v).toMatchObject({ decision: 'APPROVE', basis: 'INVARIANT_HOLDS' });
+    expect(run.writes).toEqual([]);
+    expect(run.refusals).toEqual([]);
+    expect(run.messages[0]!.additional_kwargs).toMatchObject({ lc_source: 'summarization' });
+  });
+});

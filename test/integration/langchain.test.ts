@@ -14,7 +14,12 @@ import { fakeModel } from '@langchain/core/testing';
 import { createAgent, tool } from 'langchain';
 import { FileSpillStore, type SpillStore } from '../../src/client';
 import type { Verdict } from '../../src/engine/outputs';
-import { guardedSummarization, type GuardRefusal } from '../../src/integrations/langchain';
+import {
+  CompactionRefusedError,
+  guardedSummarization,
+  type GuardRefusal,
+  type GuardedSummarizationOptions,
+} from '../../src/integrations/langchain';
 import { decodeOutput, readTopics } from './pipeline';
 import { stack, type Stack } from './client/harness';
 
@@ -29,6 +34,7 @@ async function converse(
   sessionId: string,
   trimTokensToSummarize: number | undefined,
   store: SpillStore,
+  guard: Pick<GuardedSummarizationOptions, 'policy' | 'onRefusal'> = {},
 ) {
   const model = fakeModel();
   // Explicit messages: respondWithTools would derive each call's content from the whole input.
@@ -59,6 +65,7 @@ async function converse(
     },
   );
   const refusals: GuardRefusal[] = [];
+  const also = guard.onRefusal === 'throw' ? undefined : guard.onRefusal;
   const writes: string[] = [];
   const session = s.client.session(sessionId);
   const agent = createAgent({
@@ -80,9 +87,14 @@ async function converse(
           },
           read: (h) => store.read(h),
         },
-        onRefusal: (r) => {
-          refusals.push(r);
-        },
+        ...guard,
+        onRefusal:
+          guard.onRefusal === 'throw'
+            ? 'throw'
+            : async (r) => {
+                refusals.push(r);
+                await also?.(r);
+              },
       }),
     ],
   });
@@ -91,16 +103,20 @@ async function converse(
     { recursionLimit: 500 },
   );
   const verdicts =
-    // Up to the session's APPROVE: every verdict before it is in the same partition, earlier.
+    // Up to the session's APPROVE, or as many verdicts as refusals were surfaced: every verdict
+    // before it is in the same partition, earlier.
     (
       await readTopics(
         [s.config.verdictTopic],
-        (rs) =>
-          rs.some(
-            (r) =>
-              r.key === sessionId &&
-              (decodeOutput(s.config, r) as unknown as Verdict).decision === 'APPROVE',
-          ),
+        (rs) => {
+          const mine = rs
+            .filter((r) => r.key === sessionId)
+            .map((r) => decodeOutput(s.config, r) as unknown as Verdict);
+          return (
+            mine.some((v) => v.decision === 'APPROVE') ||
+            (refusals.length > 0 && mine.length >= refusals.length)
+          );
+        },
         10_000,
       )
     )
@@ -157,5 +173,36 @@ describe('langchain createAgent with guarded summarization, through the real pro
     expect(run.writes).toEqual([]);
     expect(run.refusals).toEqual([]);
     expect(run.messages[0]!.additional_kwargs).toMatchObject({ lc_source: 'summarization' });
+  });
+
+  it('spills disabled: REFUSE/HALT, the summary is skipped, the history stays intact and the refusal reaches the callback', async () => {
+    const store = new FileSpillStore(dir);
+    const seen: GuardRefusal[] = [];
+    const run = await converse(s, `lc-halt-${s.config.groupId}`, undefined, store, {
+      policy: { spill: 'DISABLED' },
+      onRefusal: (r) => {
+        seen.push(r);
+      },
+    });
+    expect(seen.length).toBeGreaterThan(0);
+    for (const r of seen) expect(r.verdict).toMatchObject({ decision: 'REFUSE', action: 'HALT' });
+    expect(seen[0]!.verdict!.reasons.map((r) => r.code)).toContain('EVICTED_PINNED');
+    expect(run.writes).toEqual([]);
+    // Nothing was summarized away: the rule is still the first message, every tool round is there.
+    expect(run.messages[0]).toMatchObject({ content: RULE });
+    expect(run.messages).toHaveLength(1 + 2 * ROUNDS + 1);
+  });
+
+  it("onRefusal 'throw': the agent run fails with CompactionRefusedError carrying the HALT verdict", async () => {
+    const store = new FileSpillStore(dir);
+    const err = await converse(s, `lc-throw-${s.config.groupId}`, undefined, store, {
+      policy: { spill: 'DISABLED' },
+      onRefusal: 'throw',
+    }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(CompactionRefusedError);
+    expect((err as CompactionRefusedError).refusal.verdict).toMatchObject({ action: 'HALT' });
   });
 });

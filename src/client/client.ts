@@ -3,7 +3,7 @@
  * the events of all its sessions (key = sessionId, contract §3) and one shared read_committed
  * consumer of the verdicts (contract §8). Lifecycle: `connect()`, then sessions, then `close()`.
  */
-import type { Kafka, Producer } from 'kafkajs';
+import { type Kafka, Partitioners, type Producer } from 'kafkajs';
 import pino, { type Logger } from 'pino';
 import type { Config } from '../config/config';
 import type { ContextEvent } from '../engine/events';
@@ -84,6 +84,8 @@ export class GuardClient {
     this.producer = kafka.producer({
       idempotent: true,
       maxInFlightRequests: 1,
+      // Java's murmur2 on the key, as other Kafka clients: one session, one partition, whoever sends.
+      createPartitioner: Partitioners.DefaultPartitioner,
       retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 5_000 },
     });
     await this.producer.connect();

@@ -82,6 +82,8 @@ export interface RequestOptions {
    * returns the final verdict.
    */
   spill?: { store: SpillStore; transcript: TranscriptReader; maxSpills?: number };
+  /** Told every verdict as it comes, the spill loop's intermediate ones included (logs, metrics). */
+  onVerdict?: (verdict: Verdict) => void;
 }
 
 export interface SessionSnapshot {
@@ -264,12 +266,17 @@ export class GuardedSession {
    */
   async requestCompaction(req: CompactionRequest, options: RequestOptions = {}): Promise<Verdict> {
     const request = { ...req, requestId: req.requestId ?? `req-${randomUUID()}` };
-    let verdict = await this.attempt(request, options.timeoutMs);
+    const ask = async () => {
+      const v = await this.attempt(request, options.timeoutMs);
+      options.onVerdict?.(v);
+      return v;
+    };
+    let verdict = await ask();
     const spill = options.spill;
     const maxSpills = spill?.maxSpills ?? MAX_SPILLS;
     for (let n = 0; spill && n < maxSpills && isSpillAsk(verdict); n++) {
       await this.spillAndAnswer(verdict.spillRequestId!, spill.store, spill.transcript);
-      verdict = await this.attempt(request, options.timeoutMs);
+      verdict = await ask();
     }
     return verdict;
   }

@@ -81,6 +81,8 @@ export interface GuardedSummarizationOptions {
   onRefusal?: ((refusal: GuardRefusal) => void | Promise<void>) | 'throw';
   /** Verdict wait per request (ms); default the client's. */
   timeoutMs?: number;
+  /** Told every verdict, the spill loop's intermediate REFUSE included (logs, metrics). */
+  onVerdict?: (verdict: Verdict) => void;
 }
 
 /** Where a message of the agent's state stands in the session. */
@@ -245,6 +247,7 @@ export function guardedSummarization(options: GuardedSummarizationOptions) {
         { requestId, unit, summaryInput, tailStart, occupancyTokens },
         {
           ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+          ...(options.onVerdict ? { onVerdict: options.onVerdict } : {}),
           spill: { store: options.spill, transcript: (r: TranscriptRange) => transcriptLines(r) },
         },
       );

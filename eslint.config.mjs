@@ -13,4 +13,37 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The functional core: pure, deterministic, no I/O. It imports only its own modules and
+    // avsc (an encoder, for the changelog's state format); Kafka, the registry, metrics, HTTP,
+    // the file system and the clock belong to the shell around it.
+    files: ['src/engine/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!\\./|avsc$)',
+              message:
+                'src/engine is the pure core: import only ./ modules (and avsc); I/O belongs to the shell.',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'src/engine is pure: configuration is passed in.' },
+        { name: 'fetch', message: 'src/engine does no I/O.' },
+        { name: 'setTimeout', message: 'src/engine is synchronous and deterministic.' },
+        { name: 'setInterval', message: 'src/engine is synchronous and deterministic.' },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'src/engine takes the clock as an argument.' },
+        { object: 'Math', property: 'random', message: 'src/engine is deterministic.' },
+        { object: 'performance', property: 'now', message: 'src/engine takes no time.' },
+      ],
+    },
+  },
 );

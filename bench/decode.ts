@@ -90,7 +90,7 @@ async function pass(variant: Variant, inputs: Inputs): Promise<number> {
   switch (variant) {
     case 'JSON.parse':
       for (const line of inputs.lines) {
-        if ((JSON.parse(line) as ContextEvent).seq >= 0) accepted++;
+        if ((JSON.parse(line) as ContextEvent).eventId !== '') accepted++;
       }
       break;
     case 'decodeEventLine':

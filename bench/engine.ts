@@ -272,7 +272,7 @@ function timeMaterialize(events: PackedEvents): { ms: Timing; sink: number } {
   let sink = 0;
   const n = events.length;
   const t0 = clock();
-  for (let i = 0; i < n; i++) sink += events.get(i).seq;
+  for (let i = 0; i < n; i++) sink += events.get(i).occurredAt;
   return { ms: since(t0), sink };
 }
 

@@ -4,10 +4,12 @@
  * replay is byte-identical (a malformed request whose occurredAt did not decode: 0).
  */
 import { OwnedFleet, type EngineInput, type Output } from '../engine';
-import { decodeEventLine } from '../schema/decodeEvent';
+import { type DecodeResult, decodeEventBytes, decodeEventLine } from '../schema/decodeEvent';
 
 export interface DeadLetterRecord {
   record: 'dead-letter';
+  /** Only when several files are replayed together: which one (as given). */
+  file?: string;
   lineNumber: number;
   error: string;
   line: string;
@@ -34,10 +36,26 @@ export class Replay {
     this.fleet = fleet;
   }
 
-  /** Blank lines produce nothing (DESIGN §7). */
+  /** One line as text. Blank lines produce nothing (contract §7). */
   line(text: string, lineNumber: number): AuditLineRecord[] {
     if (text.trim() === '') return [];
-    const decoded = decodeEventLine(text);
+    return this.decided(decodeEventLine(text), lineNumber, () => text);
+  }
+
+  /**
+   * One line as the file's bytes, decoded exactly as a JSON record on Kafka is: a line that is
+   * not valid UTF-8 is a dead letter (contract §7). Blank lines produce nothing.
+   */
+  lineBytes(bytes: Buffer, lineNumber: number): AuditLineRecord[] {
+    if (isBlank(bytes)) return [];
+    return this.decided(decodeEventBytes(bytes), lineNumber, () => bytes.toString('utf8'));
+  }
+
+  private decided(
+    decoded: DecodeResult,
+    lineNumber: number,
+    text: () => string,
+  ): AuditLineRecord[] {
     if (decoded.ok) {
       const { outputs } = this.fleet.process(decoded.event, offlineDecidedAt(decoded.event));
       return flatten(outputs);
@@ -46,11 +64,17 @@ export class Replay {
       record: 'dead-letter',
       lineNumber,
       error: `${decoded.error.code}: ${decoded.error.message}`,
-      line: text,
+      line: text(),
     };
     if (!decoded.request) return [dead];
     // A malformed request that can be identified is answered too (DESIGN §3).
     const { outputs } = this.fleet.process(decoded.request, offlineDecidedAt(decoded.request));
     return [dead, ...flatten(outputs)];
   }
+}
+
+/** Only JSON whitespace (as `String.prototype.trim` would leave nothing of a text line). */
+function isBlank(bytes: Buffer): boolean {
+  for (const b of bytes) if (b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== 0x0a) return false;
+  return true;
 }

@@ -1,5 +1,6 @@
 /** The readable report of `audit` without `--json` (DESIGN §7). */
 import type { AuditLineRecord } from './replay';
+import { printable } from '../cli/printable';
 
 export class ReportBuilder {
   private readonly decisions = new Map<string, number>();
@@ -56,7 +57,8 @@ export class ReportBuilder {
     out.push('', `Dead letters: ${this.deadLetters}`, ...this.deadLines);
     if (this.deadLetters > this.deadLines.length)
       out.push(`  … ${this.deadLetters - this.deadLines.length} more`);
-    return out.join('\n') + '\n';
+    // Every line may quote input: shown, never executed by the terminal.
+    return out.map(printable).join('\n') + '\n';
   }
 }
 

@@ -1,6 +1,6 @@
 /** The `compaction-guard` command line. */
 import { Command } from 'commander';
-import { openInput, runAudit } from './audit';
+import { InputError, openInputs, runAudit } from './audit';
 import { ENGINE_VERSION } from '../engine/version';
 import { DEFAULTS, ENV_NAMES, ConfigError, SECRET_KEYS, kebab } from '../config/config';
 import { runCommand } from './run';
@@ -18,29 +18,27 @@ export function buildProgram(): Command {
   program
     .command('audit')
     .description(
-      'Replay context-change events from a JSON-lines file through the engine (DESIGN §7).',
+      'Replay context-change events from JSON-lines files through the engine (contract §7), in the order given, as one stream.',
     )
-    .argument('<file>', 'JSON-lines file of events, or - for standard input')
+    .argument('<files...>', 'JSON-lines files of events, or - for standard input')
     .option(
       '--json',
       'one JSON object per line: verdict, spill-request, audit or dead-letter records',
     )
     .addHelpText(
       'after',
-      '\nExit status: 0 when the file was read (refusals are results, not errors); 2 when it cannot be opened.',
+      '\nA UTF-8 byte-order mark at the start of a file is skipped; a line that is not valid UTF-8, or whose JSON repeats a key, is a dead letter (as on Kafka).' +
+        '\nExit status: 0 when the files were read (refusals are results, not errors); 2 when one cannot be opened or read.',
     )
-    .action(async (file: string, opts: { json?: boolean }) => {
-      let input;
+    .action(async (files: string[], opts: { json?: boolean }) => {
       try {
-        input = await openInput(file, process.stdin);
+        const inputs = await openInputs(files, process.stdin);
+        await runAudit(inputs, process.stdout, { json: opts.json === true });
       } catch (e) {
-        process.stderr.write(
-          `compaction-guard audit: cannot open ${file}: ${(e as Error).message}\n`,
-        );
+        if (!(e instanceof InputError)) throw e;
+        process.stderr.write(`compaction-guard audit: ${e.message}\n`);
         process.exitCode = 2;
-        return;
       }
-      await runAudit(input, process.stdout, { json: opts.json === true });
     });
   const run = program
     .command('run')

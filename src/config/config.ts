@@ -392,11 +392,22 @@ function validateSecurity(c: Config, raw: Source): void {
   }
 }
 
-/** The processor writes Avro: with an external cluster it needs that cluster's registry. */
+/**
+ * The processor writes Avro: with an external cluster it needs that cluster's registry. Without
+ * brokers it starts embedded services with their own registry, so a registry URL given alone
+ * would be silently replaced: more likely a forgotten KAFKA_BROKERS than a wish for the
+ * embedded services, so it stops start-up instead (fail closed).
+ */
 export function requireRegistry(c: Config): void {
   if (c.registryUrl === null && c.brokers.length > 0) {
     throw new ConfigError(
       'SCHEMA_REGISTRY_URL (--registry-url): required with KAFKA_BROKERS (outputs are Avro); leave both unset for the embedded local services',
+    );
+  }
+  if (c.registryUrl !== null && c.brokers.length === 0) {
+    throw new ConfigError(
+      // The URL is not echoed: it may carry credentials (https://user:password@host).
+      `${flagName('registryUrl')} is set but ${flagName('brokers')} is not: set KAFKA_BROKERS to the cluster that registry serves, or leave both unset for the embedded local services`,
     );
   }
 }

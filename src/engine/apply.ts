@@ -49,7 +49,6 @@ export function applySessionOpened(s: SessionState, e: SessionOpened, out: Colle
   s.unspillable = NO_SETS;
   if (p.triggerTokens >= p.ceilingTokens) {
     out.audit(
-      'ADVISORY',
       'TRIGGER_NOT_BELOW_CEILING',
       `compaction trigger ${p.triggerTokens} is not below the truncation ceiling ${p.ceilingTokens}: truncation will always precede compaction (the seed's root cause)`,
       null,
@@ -58,7 +57,6 @@ export function applySessionOpened(s: SessionState, e: SessionOpened, out: Colle
   }
   if (p.floor.unit !== p.truncatorUnit) {
     out.audit(
-      'ADVISORY',
       'UNIT_MISMATCH',
       `recovery floor in ${p.floor.unit} cannot be honored by a truncator in ${p.truncatorUnit} (seed condition 4)`,
       null,
@@ -123,7 +121,6 @@ function unplaceable(
   out: Collector,
 ): void {
   out.audit(
-    'VIOLATION',
     'UNPLACEABLE_RANGE',
     `${what} in ${unit} cannot be placed: the session's floor unit is ${s.policy!.floor.unit}`,
     unit,
@@ -164,7 +161,6 @@ export function applyTruncated(s: SessionState, e: Truncated, out: Collector): v
   const pinned = intersect(lost, s.pins);
   if (!isEmpty(pinned)) {
     out.audit(
-      'ADVISORY',
       'PINNED_EVICTED',
       `truncation evicted pinned content at ${unit} ${format(pinned)} that no summary, spill or acknowledgement covers`,
       unit,
@@ -172,7 +168,6 @@ export function applyTruncated(s: SessionState, e: Truncated, out: Collector): v
     );
   } else if (s.policy.coverage === 'STRICT' && !isEmpty(lost)) {
     out.audit(
-      'ADVISORY',
       'CONTENT_EVICTED',
       `truncation evicted content at ${unit} ${format(lost)} that no summary, spill or acknowledgement covers`,
       unit,
@@ -209,7 +204,6 @@ export function applySpillCompleted(s: SessionState, e: SpillCompleted, out: Col
         union(inUnit(s.unspillable, pending.unit), missing),
       );
       out.audit(
-        'VIOLATION',
         'SPILL_INCOMPLETE',
         `spill ${e.spillRequestId} stored ${e.unit} ${format(reported)} but ${pending.unit} ${format(missing)} was asked for and cannot be spilled`,
         pending.unit,
@@ -242,18 +236,21 @@ export function applyLossAcknowledged(s: SessionState, e: LossAcknowledged, out:
     // (1) What is already lost is written off for good.
     const lost = subtract(s.truncated, union(s.summary, inUnit(s.spilled, unit)));
     s.ackPermanent = union(s.ackPermanent, intersect(r, lost));
-    // (2) A range covering [0,Hg) writes the gap off and re-bases the sequence.
+    // (2) A range covering [0,Hg) writes the gap off. An in-band acknowledgement re-bases the
+    // sequence on itself; an out-of-band one leaves it to the orchestrator, which carries on
+    // with its own next seq (contract §4, LossAcknowledged (2)).
     if (s.gapHead !== null && isSubset(range(0, s.gapHead), r)) {
       s.gapHead = null;
-      s.lastSeq = e.seq;
-      rememberOnly(s, e.seq, hash53(e.eventId));
+      if (e.seq !== null) {
+        s.lastSeq = e.seq;
+        rememberOnly(s, e.seq, hash53(e.eventId));
+      }
     }
   }
   // (3) The whole range lets exactly one compaction through.
   s.ackOnce = withUnit(NO_SETS, unit, r);
   s.spillFailed = false;
   out.audit(
-    'ADVISORY',
     'LOSS_ACKNOWLEDGED',
     `${e.by} acknowledged that ${unit} ${format(r)} may be lost: ${e.reason}`,
     unit,

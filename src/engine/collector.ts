@@ -1,6 +1,12 @@
 /** Collects one input event's outputs in DESIGN §6 order: audit records, verdict, spill request. */
 import type { Unit } from './events';
-import type { AuditCode, AuditKind, AuditRecord, SpillRequest, Verdict } from './outputs';
+import {
+  AUDIT_KIND_OF,
+  type AuditCode,
+  type AuditRecord,
+  type SpillRequest,
+  type Verdict,
+} from './outputs';
 import { type IntervalSet, toSpans } from './intervals';
 
 export type Output =
@@ -24,20 +30,16 @@ export class Collector {
 
   constructor(
     private readonly sessionId: string,
-    private readonly inputSeq: number,
+    /** null for an out-of-band event (contract §4 step 0). */
+    private readonly inputSeq: number | null,
     private readonly occurredAt: number,
     private readonly requestId: string | null,
   ) {}
 
-  audit(
-    kind: AuditKind,
-    code: AuditCode,
-    message: string,
-    unit: Unit | null,
-    ranges: IntervalSet,
-  ): void {
+  /** An audit record; its kind (advisory or violation) is the code's (contract §6). */
+  audit(code: AuditCode, message: string, unit: Unit | null, ranges: IntervalSet): void {
     (this.auditList ??= []).push({
-      kind,
+      kind: AUDIT_KIND_OF[code],
       code,
       sessionId: this.sessionId,
       message,

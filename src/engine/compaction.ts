@@ -73,7 +73,6 @@ export function applyCompactionRequested(
   }
   if (stored && !sameRequest(stored, e)) {
     out.audit(
-      'VIOLATION',
       'REQUEST_ID_REUSED',
       `requestId ${e.requestId} was first used for ${stored.unit} summaryInput [${stored.sIn},${stored.eIn}) tailStart ${stored.tailStart}, now for ${e.unit} summaryInput [${e.summaryInput.start},${e.summaryInput.end}) tailStart ${e.tailStart}`,
       e.unit,
@@ -116,7 +115,6 @@ function auditCommit(s: SessionState, e: CompactionCommitted, out: Collector): v
         ? 'it was refused'
         : 'the committed ranges differ from the approved request';
     out.audit(
-      'VIOLATION',
       'COMMITTED_WITHOUT_APPROVAL',
       `compaction ${e.requestId} was committed but ${why}`,
       e.unit,
@@ -128,7 +126,6 @@ function auditCommit(s: SessionState, e: CompactionCommitted, out: Collector): v
   const now = evaluate(s, again);
   if (now.fired.length > 0) {
     out.audit(
-      'VIOLATION',
       'APPROVAL_STALE_AT_COMMIT',
       `compaction ${e.requestId} was approved but would be refused at commit (${now.fired.map((f) => f.code).join(', ')})`,
       e.unit,
@@ -149,7 +146,6 @@ export function applyCompactionCommitted(
   const unit = s.policy.floor.unit;
   if (e.unit !== unit) {
     out.audit(
-      'VIOLATION',
       'UNPLACEABLE_RANGE',
       `a compaction commit in ${e.unit} cannot be placed: the session's floor unit is ${unit}`,
       e.unit,

@@ -1,118 +1,46 @@
 /**
- * Input events of DESIGN §3 (topic `agent.context-changes`, key = sessionId), in the flat
- * JSON form. The Avro schema `schemas/context-change-event.avsc` is the source of truth;
- * `test/unit/schema-types.test.ts` checks these types against it.
+ * Input events of contract §3 (topic `agent.context-changes`, key = sessionId), in the flat
+ * JSON form. The types are generated from `schemas/context-change-event.avsc` into
+ * `contract.ts` (scripts/gen-types.mjs): the schema is their one source, and the engine adds
+ * only what is its own (the answered malformed request).
  */
-export type Unit = 'TURNS' | 'TOKENS' | 'MESSAGES';
-export type Role = 'SYSTEM' | 'USER' | 'ASSISTANT' | 'TOOL_CALL' | 'TOOL_RESULT';
-export type Pin = 'CONSTRAINT' | 'PLAN' | 'COMMITMENT' | 'OPEN_TOOL_CALL';
-export type Coverage = 'STRICT' | 'PINNED';
-export type SpillMode = 'ENABLED' | 'DISABLED';
-export type TruncationReason = 'BUDGET_ENFORCEMENT' | 'MANUAL' | 'SUMMARY_EVICTED';
+import { CONTEXT_CHANGE_EVENT_TYPES, type ContextChangeEvent } from './contract';
 
-/** Half-open `[start, end)`. */
-export interface Span {
-  start: number;
-  end: number;
-}
+export type {
+  Unit,
+  Role,
+  Pin,
+  Coverage,
+  SpillMode,
+  TruncationReason,
+  Span,
+  Policy,
+  Floor,
+  SessionOpened,
+  TurnAppended,
+  Truncated,
+  CompactionRequested,
+  CompactionCommitted,
+  SpillCompleted,
+  SpillFailed,
+  LossAcknowledged,
+  SessionClosed,
+} from './contract';
+export {
+  UNIT_SYMBOLS,
+  ROLE_SYMBOLS,
+  PIN_SYMBOLS,
+  COVERAGE_SYMBOLS,
+  SPILL_MODE_SYMBOLS,
+  TRUNCATION_REASON_SYMBOLS,
+} from './contract';
 
-export interface Policy {
-  windowTokens: number;
-  triggerTokens: number;
-  ceilingTokens: number;
-  floor: { unit: Unit; span: number };
-  truncatorUnit: Unit;
-  coverage: Coverage;
-  spill: SpillMode;
-}
-
-interface Envelope {
-  sessionId: string;
-  seq: number;
-  eventId: string;
-  occurredAt: number;
-}
-
-export interface SessionOpened extends Envelope {
-  type: 'SessionOpened';
-  policy: Policy;
-}
-export interface TurnAppended extends Envelope {
-  type: 'TurnAppended';
-  turn: number;
-  tokens: Span;
-  messages: Span;
-  role: Role;
-  pins: Pin[];
-}
-export interface Truncated extends Envelope {
-  type: 'Truncated';
-  unit: Unit;
-  range: Span;
-  reason: TruncationReason;
-}
-export interface CompactionRequested extends Envelope {
-  type: 'CompactionRequested';
-  requestId: string;
-  unit: Unit;
-  summaryInput: Span;
-  tailStart: number;
-  occupancyTokens: number | null;
-}
-export interface CompactionCommitted extends Envelope {
-  type: 'CompactionCommitted';
-  requestId: string;
-  unit: Unit;
-  summaryInput: Span;
-  tailStart: number;
-}
-export interface SpillCompleted extends Envelope {
-  type: 'SpillCompleted';
-  spillRequestId: string;
-  handle: string;
-  unit: Unit;
-  range: Span;
-}
-export interface SpillFailed extends Envelope {
-  type: 'SpillFailed';
-  spillRequestId: string;
-  error: string;
-}
-export interface LossAcknowledged extends Envelope {
-  type: 'LossAcknowledged';
-  unit: Unit;
-  range: Span;
-  by: string;
-  reason: string;
-}
-export interface SessionClosed extends Envelope {
-  type: 'SessionClosed';
-}
-
-export type ContextEvent =
-  | SessionOpened
-  | TurnAppended
-  | Truncated
-  | CompactionRequested
-  | CompactionCommitted
-  | SpillCompleted
-  | SpillFailed
-  | LossAcknowledged
-  | SessionClosed;
+/** One input event: SpillCompleted, SpillFailed and LossAcknowledged may have `seq` null (out of band). */
+export type ContextEvent = ContextChangeEvent;
 
 export type EventType = ContextEvent['type'];
 
-export const EVENT_TYPES: readonly EventType[] = [
-  'SessionOpened',
-  'TurnAppended',
-  'Truncated',
-  'CompactionRequested',
-  'CompactionCommitted',
-  'SpillCompleted',
-  'SpillFailed',
-  'LossAcknowledged',
-  'SessionClosed',
-];
+export const EVENT_TYPES: readonly EventType[] = CONTEXT_CHANGE_EVENT_TYPES;
 
 /**
  * DESIGN §3: a malformed CompactionRequested whose sessionId, seq and requestId decode is

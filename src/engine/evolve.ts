@@ -1,10 +1,18 @@
 /**
- * One input event through one session (DESIGN §4): the SessionClosed grace check, then seq
- * (step 1), gap (step 2) and apply (step 3), deciding requests on the way (§5). Pure: the
+ * One input event through one session (contract §4): the SessionClosed grace check, then
+ * out of band (step 0) or seq (step 1) and gap (step 2), and apply (step 3), deciding requests
+ * on the way (§5). Pure: the
  * input state is never changed, the clock is passed in, and the same inputs give the same
  * outputs.
  */
-import type { ContextEvent, MalformedRequest, TurnAppended } from './events';
+import type {
+  ContextEvent,
+  LossAcknowledged,
+  MalformedRequest,
+  SpillCompleted,
+  SpillFailed,
+  TurnAppended,
+} from './events';
 import { Collector, type Note, type Output } from './collector';
 import {
   applyLossAcknowledged,
@@ -17,7 +25,14 @@ import {
   continuesLastTurn,
 } from './apply';
 import { answerMalformed, applyCompactionCommitted, applyCompactionRequested } from './compaction';
-import { classifySeq, namedPosition, raiseGapHead, rememberEventId } from './sequence';
+import {
+  classifySeq,
+  isOutOfBandRedelivery,
+  namedPosition,
+  raiseGapHead,
+  rememberEventId,
+  rememberOutOfBandId,
+} from './sequence';
 import { type SessionState, cloneState, emptyState } from './state';
 import { hash53 } from './hash';
 
@@ -127,17 +142,43 @@ export function evolveInPlace(
   const out = new Collector(e.sessionId, e.seq, e.occurredAt ?? decidedAt, requestIdOf(e));
   if (dropped) out.note('state-dropped');
 
+  // Only the out-of-band types admit a null seq (every other type's seq is a number).
+  const seq = e.seq;
+  const admission =
+    seq === null ? admitOutOfBand(s, e as OutOfBandEvent) : admitInBand(s, e, seq, out);
+  if (admission === 'duplicate') return { state: s, outputs: [], notes: ['duplicate'] };
+  if (admission === 'apply') applyEvent(s, e, stampsFor(e, decidedAt, options), out);
+  return { state: s, outputs: out.outputs(), notes: out.notes };
+}
+
+type Admission = 'apply' | 'duplicate' | 'not-applied';
+
+/** Contract §3: only these three may come out of band (`seq` null). */
+type OutOfBandEvent = SpillCompleted | SpillFailed | LossAcknowledged;
+
+/**
+ * Step 0: a redelivery (its eventId among the last 8 out-of-band ones) is ignored; otherwise
+ * the event is accepted without touching the sequence (steps 1 and 2 are skipped: no last seq,
+ * no remembered seq eventIds, never a gap) and counts as accepted for stored verdicts.
+ */
+function admitOutOfBand(s: SessionState, e: OutOfBandEvent): Admission {
+  const idHash = hash53(e.eventId);
+  if (isOutOfBandRedelivery(s, idHash)) return 'duplicate';
+  rememberOutOfBandId(s, idHash);
+  s.epoch++;
+  return 'apply';
+}
+
+/** Steps 1 and 2: redelivery, conflict (fail closed), gap; then whether step 3 applies. */
+function admitInBand(s: SessionState, e: EngineInput, seq: number, out: Collector): Admission {
   const idHash = e.type === 'MalformedRequest' ? null : hash53(e.eventId);
-  const seqClass = classifySeq(s, e.seq, idHash);
-  if (seqClass === 'duplicate') {
-    return { state: s, outputs: [], notes: ['duplicate'] };
-  }
+  const seqClass = classifySeq(s, seq, idHash);
+  if (seqClass === 'duplicate') return 'duplicate';
   if (seqClass === 'conflict') {
     out.note('conflict');
     out.audit(
-      'VIOLATION',
       'SEQ_CONFLICT',
-      `seq ${e.seq} is at or below the last seq ${s.lastSeq} and is not a redelivery of the event remembered there: its place in the order is unknown`,
+      `seq ${seq} is at or below the last seq ${s.lastSeq} and is not a redelivery of the event remembered there: its place in the order is unknown`,
       null,
       [],
     );
@@ -146,14 +187,21 @@ export function evolveInPlace(
     out.note('gap');
     raiseGapHead(s, s.policy ? namedPosition(e, s.policy.floor.unit) : 0);
   }
-  if (seqClass !== 'conflict' && idHash !== null) rememberEventId(s, e.seq, idHash);
-  s.lastSeq = Math.max(s.lastSeq, e.seq);
+  if (seqClass !== 'conflict' && idHash !== null) rememberEventId(s, seq, idHash);
+  s.lastSeq = Math.max(s.lastSeq, seq);
 
-  if (seqClass === 'conflict' && !survivesConflict(e)) {
-    return { state: s, outputs: out.outputs(), notes: out.notes };
-  }
+  if (seqClass === 'conflict' && !survivesConflict(e)) return 'not-applied';
   if (!isRequest(e)) s.epoch++;
+  return 'apply';
+}
 
+/** Step 3. */
+function applyEvent(
+  s: SessionState,
+  e: EngineInput,
+  stamps: ReturnType<typeof stampsFor>,
+  out: Collector,
+): void {
   switch (e.type) {
     case 'SessionOpened':
       applySessionOpened(s, e, out);
@@ -165,10 +213,10 @@ export function evolveInPlace(
       applyTruncated(s, e, out);
       break;
     case 'CompactionRequested':
-      applyCompactionRequested(s, e, stampsFor(e, decidedAt, options), out);
+      applyCompactionRequested(s, e, stamps, out);
       break;
     case 'MalformedRequest':
-      answerMalformed(e, stampsFor(e, decidedAt, options), out);
+      answerMalformed(e, stamps, out);
       break;
     case 'CompactionCommitted':
       applyCompactionCommitted(s, e, out);
@@ -186,5 +234,4 @@ export function evolveInPlace(
       s.closedAt = e.occurredAt;
       break;
   }
-  return { state: s, outputs: out.outputs(), notes: out.notes };
 }

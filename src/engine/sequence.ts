@@ -1,6 +1,26 @@
-/** Steps 1 and 2 of DESIGN §4: classify an event's seq, and raise the gap head on a gap. */
+/**
+ * Steps 0, 1 and 2 of contract §4: recognise out-of-band redeliveries, classify an in-band
+ * event's seq, and raise the gap head on a gap.
+ */
 import type { ContextEvent, MalformedRequest, Unit } from './events';
-import { REMEMBERED_EVENT_IDS, type SessionState, headIn, turnSpan } from './state';
+import {
+  REMEMBERED_EVENT_IDS,
+  REMEMBERED_OUT_OF_BAND_IDS,
+  type SessionState,
+  headIn,
+  turnSpan,
+} from './state';
+
+/** Step 0: is this out-of-band eventId among the last 8 accepted (only those are compared)? */
+export function isOutOfBandRedelivery(s: SessionState, idHash: number): boolean {
+  return s.outOfBandIds.includes(idHash);
+}
+
+/** Step 0: an accepted out-of-band eventId joins the last 8, first in, first out. */
+export function rememberOutOfBandId(s: SessionState, idHash: number): void {
+  const ids = [...s.outOfBandIds, idHash];
+  s.outOfBandIds = ids.length > REMEMBERED_OUT_OF_BAND_IDS ? ids.slice(1) : ids;
+}
 
 export type SeqClass = 'next' | 'gap' | 'duplicate' | 'conflict';
 

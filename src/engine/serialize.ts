@@ -7,10 +7,15 @@
 import * as avro from 'avsc';
 import type { Unit } from './events';
 import type { IntervalSet } from './intervals';
-import { NO_SETS, type PerUnit, type SessionState } from './state';
+import { NO_IDS, NO_SETS, type PerUnit, type SessionState } from './state';
 import { rememberedFrom, rememberedIds } from './sequence';
 
-const FORMAT_VERSION = 1;
+/**
+ * The leading byte. 2 added the out-of-band eventIds (contract rev 10, §4 step 0); records of
+ * format 1, still in changelogs written before, restore with none remembered.
+ */
+const FORMAT_VERSION = 2;
+const FORMAT_V1 = 1;
 const UNITS = ['TURNS', 'TOKENS', 'MESSAGES'];
 const unit = { type: 'enum', name: 'Unit', symbols: UNITS };
 const deltas = { type: 'array', items: 'long' };
@@ -26,89 +31,104 @@ const perUnit = {
   },
 };
 
-const stateSchema = {
+const stateFieldsV1 = [
+  {
+    name: 'policy',
+    type: [
+      'null',
+      {
+        type: 'record',
+        name: 'Policy',
+        fields: [
+          { name: 'windowTokens', type: 'long' },
+          { name: 'triggerTokens', type: 'long' },
+          { name: 'ceilingTokens', type: 'long' },
+          { name: 'floorUnit', type: unit },
+          { name: 'floorSpan', type: 'long' },
+          { name: 'truncatorUnit', type: 'Unit' },
+          { name: 'pinnedOnly', type: 'boolean' },
+          { name: 'spillDisabled', type: 'boolean' },
+        ],
+      },
+    ],
+  },
+  { name: 'lastSeq', type: 'long' },
+  { name: 'gapHead', type: ['null', 'long'] },
+  { name: 'head', type: { type: 'array', items: 'long' } },
+  { name: 'lastTurn', type: ['null', { type: 'array', items: 'long' }] },
+  { name: 'verbatimStart', type: 'long' },
+  { name: 'pins', type: deltas },
+  { name: 'truncated', type: deltas },
+  { name: 'summary', type: deltas },
+  { name: 'ackPermanent', type: deltas },
+  { name: 'spilled', type: perUnit },
+  { name: 'ackOnce', type: { type: 'array', items: 'UnitSet' } },
+  { name: 'unspillable', type: { type: 'array', items: 'UnitSet' } },
+  { name: 'spillFailed', type: 'boolean' },
+  {
+    name: 'pendingSpill',
+    type: [
+      'null',
+      {
+        type: 'record',
+        name: 'PendingSpill',
+        fields: [
+          { name: 'id', type: 'string' },
+          { name: 'unit', type: 'Unit' },
+          { name: 'start', type: 'long' },
+          { name: 'end', type: 'long' },
+        ],
+      },
+    ],
+  },
+  { name: 'recentSeqs', type: deltas },
+  { name: 'recentIds', type: { type: 'array', items: 'long' } },
+  {
+    name: 'verdicts',
+    type: {
+      type: 'array',
+      items: {
+        type: 'record',
+        name: 'StoredVerdict',
+        fields: [
+          { name: 'requestKey', type: 'long' },
+          { name: 'unit', type: 'Unit' },
+          { name: 'sIn', type: 'long' },
+          { name: 'eIn', type: 'long' },
+          { name: 'tailStart', type: 'long' },
+          { name: 'approved', type: 'boolean' },
+          { name: 'inputSeq', type: 'long' },
+          { name: 'requestedAt', type: 'long' },
+          { name: 'decidedAt', type: 'long' },
+          { name: 'epoch', type: 'long' },
+        ],
+      },
+    },
+  },
+  { name: 'epoch', type: 'long' },
+  { name: 'closedAt', type: ['null', 'long'] },
+];
+
+const stateTypeV1 = avro.Type.forSchema({
   type: 'record',
   name: 'SessionStateV1',
   namespace: 'io.compactionguard.state',
+  fields: stateFieldsV1,
+} as unknown as avro.Schema);
+
+const stateType = avro.Type.forSchema({
+  type: 'record',
+  name: 'SessionStateV2',
+  aliases: ['SessionStateV1'],
+  namespace: 'io.compactionguard.state',
   fields: [
-    {
-      name: 'policy',
-      type: [
-        'null',
-        {
-          type: 'record',
-          name: 'Policy',
-          fields: [
-            { name: 'windowTokens', type: 'long' },
-            { name: 'triggerTokens', type: 'long' },
-            { name: 'ceilingTokens', type: 'long' },
-            { name: 'floorUnit', type: unit },
-            { name: 'floorSpan', type: 'long' },
-            { name: 'truncatorUnit', type: 'Unit' },
-            { name: 'pinnedOnly', type: 'boolean' },
-            { name: 'spillDisabled', type: 'boolean' },
-          ],
-        },
-      ],
-    },
-    { name: 'lastSeq', type: 'long' },
-    { name: 'gapHead', type: ['null', 'long'] },
-    { name: 'head', type: { type: 'array', items: 'long' } },
-    { name: 'lastTurn', type: ['null', { type: 'array', items: 'long' }] },
-    { name: 'verbatimStart', type: 'long' },
-    { name: 'pins', type: deltas },
-    { name: 'truncated', type: deltas },
-    { name: 'summary', type: deltas },
-    { name: 'ackPermanent', type: deltas },
-    { name: 'spilled', type: perUnit },
-    { name: 'ackOnce', type: { type: 'array', items: 'UnitSet' } },
-    { name: 'unspillable', type: { type: 'array', items: 'UnitSet' } },
-    { name: 'spillFailed', type: 'boolean' },
-    {
-      name: 'pendingSpill',
-      type: [
-        'null',
-        {
-          type: 'record',
-          name: 'PendingSpill',
-          fields: [
-            { name: 'id', type: 'string' },
-            { name: 'unit', type: 'Unit' },
-            { name: 'start', type: 'long' },
-            { name: 'end', type: 'long' },
-          ],
-        },
-      ],
-    },
-    { name: 'recentSeqs', type: deltas },
-    { name: 'recentIds', type: { type: 'array', items: 'long' } },
-    {
-      name: 'verdicts',
-      type: {
-        type: 'array',
-        items: {
-          type: 'record',
-          name: 'StoredVerdict',
-          fields: [
-            { name: 'requestKey', type: 'long' },
-            { name: 'unit', type: 'Unit' },
-            { name: 'sIn', type: 'long' },
-            { name: 'eIn', type: 'long' },
-            { name: 'tailStart', type: 'long' },
-            { name: 'approved', type: 'boolean' },
-            { name: 'inputSeq', type: 'long' },
-            { name: 'requestedAt', type: 'long' },
-            { name: 'decidedAt', type: 'long' },
-            { name: 'epoch', type: 'long' },
-          ],
-        },
-      },
-    },
-    { name: 'epoch', type: 'long' },
-    { name: 'closedAt', type: ['null', 'long'] },
+    ...stateFieldsV1,
+    { name: 'outOfBandIds', type: { type: 'array', items: 'long' }, default: [] },
   ],
-};
-const stateType = avro.Type.forSchema(stateSchema as unknown as avro.Schema);
+} as unknown as avro.Schema);
+
+/** Reads a format-1 body as format 2 (the new field takes its default). */
+const fromV1 = stateType.createResolver(stateTypeV1);
 
 function toDeltas(a: readonly number[]): number[] {
   const out = new Array<number>(a.length);
@@ -193,16 +213,20 @@ export function serializeState(s: SessionState): Buffer {
     })),
     epoch: s.epoch,
     closedAt: s.closedAt,
+    outOfBandIds: s.outOfBandIds,
   });
   return Buffer.concat([Buffer.from([FORMAT_VERSION]), body]);
 }
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- avsc decodes to untyped records */
 export function deserializeState(buf: Buffer): SessionState {
-  if (buf.length === 0 || buf[0] !== FORMAT_VERSION) {
-    throw new Error(`unsupported session state format ${buf.length === 0 ? '(empty)' : buf[0]}`);
+  const format = buf.length === 0 ? null : buf[0];
+  if (format !== FORMAT_VERSION && format !== FORMAT_V1) {
+    throw new Error(`unsupported session state format ${format === null ? '(empty)' : format}`);
   }
-  const r: any = stateType.fromBuffer(buf.subarray(1));
+  const body = buf.subarray(1);
+  const r: any =
+    format === FORMAT_VERSION ? stateType.fromBuffer(body) : stateType.fromBuffer(body, fromV1);
   const p = r.policy;
   const [turns, tokens, messages] = r.head as number[];
   const lt = r.lastTurn as number[] | null;
@@ -224,6 +248,7 @@ export function deserializeState(buf: Buffer): SessionState {
     lastMessagesEnd: lt ? lt[4]! : 0,
     recent: rememberedFrom(fromDeltas(r.recentSeqs), r.recentIds),
     recentNext: 0,
+    outOfBandIds: r.outOfBandIds.length === 0 ? NO_IDS : r.outOfBandIds,
     epoch: r.epoch,
     headTurns: turns!,
     headTokens: tokens!,

@@ -13,6 +13,8 @@ import { EMPTY, type IntervalSet } from './intervals';
 
 /** How many eventIds (of the highest accepted seqs) a session remembers (DESIGN §4). */
 export const REMEMBERED_EVENT_IDS = 32;
+/** How many out-of-band eventIds a session remembers (contract §4 step 0). */
+export const REMEMBERED_OUT_OF_BAND_IDS = 8;
 /** How many requestIds' verdicts a session keeps (DESIGN §4). */
 export const STORED_VERDICTS = 16;
 
@@ -24,6 +26,9 @@ export type PerUnit = Partial<Record<Unit, IntervalSet>>;
  * acknowledgement or unspillable range, and an empty object per field costs ~56 B each.
  */
 export const NO_SETS: PerUnit = Object.freeze({}) as PerUnit;
+
+/** No remembered out-of-band eventIds: one shared frozen value. */
+export const NO_IDS: readonly number[] = Object.freeze([]) as readonly number[];
 
 /** The pending spill request (DESIGN §5, Action): the range asked for, in its unit. */
 export interface PendingSpill {
@@ -73,6 +78,12 @@ export interface SessionState {
    */
   recent: number[];
   recentNext: number;
+  /**
+   * The eventId hashes of the last 8 out-of-band events accepted, oldest first (first in,
+   * first out; a redelivery does not refresh its place). Never re-based (contract §4 step 0).
+   * An immutable value, replaced on change: most sessions never see one, and share `NO_IDS`.
+   */
+  outOfBandIds: readonly number[];
   /** Bumped by every accepted event other than a request, and by every gap. */
   epoch: number;
   /** The head in each unit: the end of the last appended turn (max over turns). */
@@ -112,6 +123,7 @@ export function emptyState(): SessionState {
     lastMessagesEnd: 0,
     recent: [],
     recentNext: 0,
+    outOfBandIds: NO_IDS,
     epoch: 0,
     headTurns: 0,
     headTokens: 0,
@@ -148,6 +160,7 @@ export function cloneState(s: SessionState): SessionState {
     lastMessagesEnd: s.lastMessagesEnd,
     recent: s.recent.slice(),
     recentNext: s.recentNext,
+    outOfBandIds: s.outOfBandIds,
     epoch: s.epoch,
     headTurns: s.headTurns,
     headTokens: s.headTokens,

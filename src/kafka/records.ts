@@ -7,11 +7,11 @@ import type { EngineInput } from '../engine/evolve';
 import type { Output } from '../engine/collector';
 import type { InputFormat } from '../config/config';
 import type { RegistryCodec } from '../registry/codec';
-import { decodeEventLine, type DecodeResult } from '../schema/decodeEvent';
+import { decodeEventBytes, type DecodeResult } from '../schema/decodeEvent';
 import type { DecodeErrorCode } from '../schema/errors';
 
 /** Why a record went to the DLQ: the decoder's codes plus the Kafka-level ones. */
-export const KAFKA_DEAD_LETTER_CODES = ['EMPTY_VALUE', 'KEY_MISMATCH', 'NOT_UTF8'] as const;
+export const KAFKA_DEAD_LETTER_CODES = ['EMPTY_VALUE', 'KEY_MISMATCH'] as const;
 export type DeadLetterCode = DecodeErrorCode | (typeof KAFKA_DEAD_LETTER_CODES)[number];
 
 export type DecodedRecord =
@@ -23,8 +23,6 @@ export interface RawRecord {
   value: Buffer | null;
   offset: string;
 }
-
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Auto: the Confluent wire format starts with magic byte 0, a JSON object with `{` or space. */
 function isAvro(value: Buffer, format: InputFormat): boolean {
@@ -59,18 +57,7 @@ export function decodeRecordNow(r: RawRecord, format: InputFormat): DecodedRecor
     };
   }
   if (isAvro(r.value, format)) return undefined;
-  let text: string;
-  try {
-    text = UTF8.decode(r.value);
-  } catch {
-    return {
-      ok: false,
-      code: 'NOT_UTF8',
-      message: 'value is neither the Avro wire format nor UTF-8 JSON',
-      answer: null,
-    };
-  }
-  return withKey(r, decodeEventLine(text));
+  return withKey(r, decodeEventBytes(r.value));
 }
 
 function withKey(r: RawRecord, decoded: DecodeResult): DecodedRecord {

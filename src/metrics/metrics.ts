@@ -3,34 +3,37 @@
  * counters, bounded label values: enums of the contract only). The registry is injected: tests
  * and several processors in one process each get their own.
  */
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Note, Output } from '../engine/collector';
 import { ENGINE_VERSION } from '../engine/version';
 import { KAFKA_DEAD_LETTER_CODES, type DeadLetterCode } from '../kafka/records';
 import { DECODE_ERROR_CODES } from '../schema/errors';
-import type { AuditCode, AuditKind } from '../engine/outputs';
+import { AUDIT_KIND_OF, type AuditCode, type AuditKind } from '../engine/outputs';
 import { RULE_CODES } from '../engine/rules';
 import type { ProcessorObserver } from '../kafka/partition';
 import { EventTally } from '../kafka/observers';
 
 const P = 'compaction_guard_';
 
-/** DESIGN §6: which codes are advisories and which violations. */
-const AUDIT_CODES: readonly [AuditKind, AuditCode][] = [
-  ['ADVISORY', 'TRIGGER_NOT_BELOW_CEILING'],
-  ['ADVISORY', 'UNIT_MISMATCH'],
-  ['ADVISORY', 'LOSS_ACKNOWLEDGED'],
-  ['ADVISORY', 'PINNED_EVICTED'],
-  ['ADVISORY', 'CONTENT_EVICTED'],
-  ['VIOLATION', 'COMMITTED_WITHOUT_APPROVAL'],
-  ['VIOLATION', 'APPROVAL_STALE_AT_COMMIT'],
-  ['VIOLATION', 'UNPLACEABLE_RANGE'],
-  ['VIOLATION', 'REQUEST_ID_REUSED'],
-  ['VIOLATION', 'SEQ_CONFLICT'],
-  ['VIOLATION', 'SPILL_INCOMPLETE'],
-];
+/** Every audit code with its kind (contract §6), so both label sets start at 0. */
+const AUDIT_CODES = Object.entries(AUDIT_KIND_OF) as [AuditCode, AuditKind][];
 
-export const PACKAGE_VERSION = '0.1.0';
+/**
+ * The `version` of build_info: package.json's own, read at load (two levels up from both
+ * src/metrics and dist/metrics; the Docker image ships it), so a release bump is one edit.
+ */
+export const PACKAGE_VERSION: string = readPackageVersion(
+  path.resolve(__dirname, '../../package.json'),
+);
+
+export function readPackageVersion(file: string): string {
+  const version = (JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown }).version;
+  if (typeof version !== 'string' || version === '')
+    throw new Error(`${file}: expected a "version" string`);
+  return version;
+}
 
 export class Metrics implements ProcessorObserver {
   readonly verdicts: Counter<'decision' | 'action'>;
@@ -198,7 +201,7 @@ export class Metrics implements ProcessorObserver {
       this.verdicts.inc({ decision, action }, 0);
     }
     for (const code of RULE_CODES) this.refusalReasons.inc({ code }, 0);
-    for (const [kind, code] of AUDIT_CODES) this.auditRecords.inc({ kind, code }, 0);
+    for (const [code, kind] of AUDIT_CODES) this.auditRecords.inc({ kind, code }, 0);
     for (const code of [...DECODE_ERROR_CODES, ...KAFKA_DEAD_LETTER_CODES])
       this.deadLetters.inc({ code }, 0);
     for (const outcome of ['committed', 'aborted']) this.transactions.inc({ outcome }, 0);

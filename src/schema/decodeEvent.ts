@@ -8,6 +8,7 @@ import { EVENT_TYPES } from '../engine/events';
 import type { ContextEvent, EventType, MalformedRequest } from '../engine/events';
 import { decodeError } from './errors';
 import type { DecodeError } from './errors';
+import { type DuplicateKey, findDuplicateKeys, firstInvalidUtf8 } from './jsonText';
 import { eventRecordType, eventUnionType, isEventType, unwrapEvent, wrapEvent } from './schemas';
 import {
   MAX_LONG,
@@ -58,7 +59,10 @@ export function decodeEventJson(value: unknown): DecodeResult {
   return error ? failure(error, object) : { ok: true, event: event as ContextEvent };
 }
 
-/** One JSON line (offline `audit`, JSON producers): NOT_JSON when it does not parse. */
+/**
+ * One JSON line (offline `audit`, JSON producers): NOT_JSON when it does not parse,
+ * DUPLICATE_KEY when an object of it has a key twice (contract §3: not decodable).
+ */
 export function decodeEventLine(line: string): DecodeResult {
   let value: unknown;
   try {
@@ -66,7 +70,55 @@ export function decodeEventLine(line: string): DecodeResult {
   } catch (e) {
     return failure(decodeError('NOT_JSON', `not JSON: ${(e as Error).message}`));
   }
+  const duplicates = findDuplicateKeys(line, value);
+  if (duplicates.length > 0) return duplicateKeyFailure(value, duplicates);
   return decodeEventJson(value);
+}
+
+/**
+ * Fatal on invalid UTF-8; a byte-order mark is kept, so a record that starts with one is
+ * NOT_JSON as JSON.parse finds it (only `audit` skips the one BOM at the start of a file).
+ */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * A JSON record's bytes, on Kafka and offline alike: NOT_UTF8 unless they are valid UTF-8
+ * (a decoder that replaced bad bytes would accept here what is dead-lettered there).
+ */
+export function decodeEventBytes(bytes: Uint8Array): DecodeResult {
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    const at = firstInvalidUtf8(bytes);
+    const byte = (bytes[at] ?? 0).toString(16).padStart(2, '0');
+    const what = `not valid UTF-8: byte 0x${byte} at byte offset ${at} does not start or continue a character`;
+    return failure(decodeError('NOT_UTF8', what));
+  }
+  return decodeEventLine(text);
+}
+
+/** Top-level fields that must be unambiguous for a malformed request to be answered (§3). */
+const REQUEST_IDENTITY = ['type', 'sessionId', 'seq', 'requestId'];
+
+/**
+ * DUPLICATE_KEY, naming the first repeated key and where it repeats. A CompactionRequested is
+ * still answered (contract §3) when its identity fields are not among the repeated keys; a
+ * repeated occurredAt does not decode (requestedAt null).
+ */
+function duplicateKeyFailure(value: unknown, duplicates: readonly DuplicateKey[]): DecodeResult {
+  const [first] = duplicates as [DuplicateKey];
+  const more = duplicates.length > 1 ? ` (and ${duplicates.length - 1} more repeated keys)` : '';
+  const error = decodeError(
+    'DUPLICATE_KEY',
+    `key ${describeValue(first.key)} appears twice in one object (again at character offset ${first.offset})${more}: which value counts is undefined`,
+    first.key,
+  );
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return failure(error);
+  const repeated = new Set(duplicates.filter((d) => d.depth === 1).map((d) => d.key));
+  if (REQUEST_IDENTITY.some((k) => repeated.has(k))) return failure(error);
+  const object = value as Record<string, unknown>;
+  return failure(error, repeated.has('occurredAt') ? { ...object, occurredAt: null } : object);
 }
 
 const resolvers = new WeakMap<Type, ReturnType<Type['createResolver']>>();

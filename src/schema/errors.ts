@@ -4,8 +4,15 @@
  * them; the message says which field, what was expected and what was found.
  */
 export const DECODE_ERROR_CODES = [
+  /** The bytes are not valid UTF-8 (a JSON record, on Kafka and offline alike; contract §3). */
+  'NOT_UTF8',
   /** The line is not JSON at all (callers that parse text). */
   'NOT_JSON',
+  /**
+   * An object of the record has a key twice: which value counts is undefined, so the record
+   * is not decodable (contract §3, fail closed).
+   */
+  'DUPLICATE_KEY',
   /** The value is JSON but not an object (an array, a string, null...). */
   'NOT_AN_OBJECT',
   /** `type` names no event type of DESIGN §3 (checked before any other field). */

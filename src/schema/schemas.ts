@@ -1,7 +1,7 @@
 /**
  * The Avro schemas of `schemas/` (the product's public contract, DESIGN §3 and §6), loaded
  * once as avsc `Type`s. The .avsc files are the single source of truth: the JSON decoder
- * validates against these types, and `src/schema/generated.ts` is generated from the files.
+ * validates against these types, and `src/engine/contract.ts` is generated from the files.
  */
 import * as fs from 'fs';
 import * as path from 'path';

@@ -205,6 +205,10 @@ function shortTypeName(type: Type): string {
 /** A found value, short: `"12"`, `-1`, `null`, `an object`, `nothing` (absent). */
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing';
+  // JSON.parse reads 1e400 as Infinity, which JSON.stringify would show as null.
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    return `a number too large to represent (${value < 0 ? '-' : ''}1e400 or the like)`;
+  }
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object' && value !== null) return 'an object';
   const text = JSON.stringify(value) ?? String(value);

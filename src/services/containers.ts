@@ -1,4 +1,5 @@
 import { CCOMPAT_PATH } from './localRegistry';
+import { DEFAULT_REGISTRY_VERSION } from './maven';
 
 /**
  * The testcontainers path, used only when a Docker engine answers. The packages are loaded
@@ -11,7 +12,8 @@ type KafkaModule = typeof import('@testcontainers/kafka');
 
 /** Confluent Platform 8.0 = Apache Kafka 4.0; KafkaContainer runs 8.x images in KRaft mode. */
 const KAFKA_IMAGE = 'confluentinc/cp-kafka:8.0.0';
-const REGISTRY_IMAGE = 'apicurio/apicurio-registry:3.3.3';
+/** The Apicurio version the local (Maven) path runs, so both paths test the same registry. */
+const REGISTRY_IMAGE = `apicurio/apicurio-registry:${DEFAULT_REGISTRY_VERSION}`;
 /** KafkaContainer's plaintext listener for clients outside the container network. */
 const KAFKA_CLIENT_PORT = 9093;
 const REGISTRY_PORT = 8080;

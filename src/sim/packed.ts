@@ -131,9 +131,11 @@ export class PackedEvents {
     const n = this.n;
     this.kind[i] = TYPE_INDEX.get(e.type)!;
     this.session[i] = this.sessions.add(e.sessionId);
-    this.seq[i] = e.seq;
+    // NaN: an out-of-band event's null seq (contract §3).
+    this.seq[i] = e.seq ?? NaN;
     this.at[i] = e.occurredAt;
-    this.eid[i] = e.eventId === `${e.sessionId}-${e.seq}` ? -1 : this.strings.add(e.eventId);
+    this.eid[i] =
+      e.seq !== null && e.eventId === `${e.sessionId}-${e.seq}` ? -1 : this.strings.add(e.eventId);
     switch (e.type) {
       case 'SessionOpened':
         n[0]![i] = this.policies.add(e.policy);
@@ -196,6 +198,7 @@ export class PackedEvents {
     if (!(i >= 0 && i < this.size)) throw new RangeError(`no event ${i} (length ${this.size})`);
     const sessionId = this.sessions.values[this.session[i]!]!;
     const seq = this.seq[i]!;
+    const seqOrNull = Number.isNaN(seq) ? null : seq;
     const eid = this.eid[i]!;
     const eventId = eid < 0 ? `${sessionId}-${seq}` : this.strings.values[eid]!;
     const occurredAt = this.at[i]!;
@@ -266,7 +269,7 @@ export class PackedEvents {
         return {
           type: 'SpillCompleted',
           sessionId,
-          seq,
+          seq: seqOrNull,
           eventId,
           occurredAt,
           spillRequestId: str[this.s0[i]!]!,
@@ -278,7 +281,7 @@ export class PackedEvents {
         return {
           type: 'SpillFailed',
           sessionId,
-          seq,
+          seq: seqOrNull,
           eventId,
           occurredAt,
           spillRequestId: str[this.s0[i]!]!,
@@ -288,7 +291,7 @@ export class PackedEvents {
         return {
           type: 'LossAcknowledged',
           sessionId,
-          seq,
+          seq: seqOrNull,
           eventId,
           occurredAt,
           unit: UNITS[this.u0[i]!]!,

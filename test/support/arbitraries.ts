@@ -304,20 +304,24 @@ type ChaosCmd =
   | { k: 'truncate'; other: boolean; x: number; y: number; reason: TruncationReason }
   | { k: 'request'; other: boolean; x: number; y: number; z: number; reuse: number }
   | { k: 'commit'; echo: boolean; x: number; y: number; z: number }
-  | { k: 'spill'; echo: number; other: boolean; x: number; y: number }
-  | { k: 'spillFailed'; echo: number }
-  | { k: 'ack'; other: boolean; x: number; y: number }
+  | { k: 'spill'; echo: number; other: boolean; x: number; y: number; oob: boolean }
+  | { k: 'spillFailed'; echo: number; oob: boolean }
+  | { k: 'ack'; other: boolean; x: number; y: number; oob: boolean }
   | { k: 'close'; wait: boolean }
   | { k: 'wait' }
   | { k: 'malformed'; nullTime: boolean }
   | { k: 'skip'; n: number }
   | { k: 'redeliver'; idx: number }
-  | { k: 'conflict'; idx: number };
+  | { k: 'conflict'; idx: number }
+  | { k: 'oobRedeliver'; idx: number };
 
 /** Mostly the latest request (the pending spill), sometimes an older one. */
 const echoArb = fc.integer({ min: 0, max: 5 }).map((n) => Math.max(0, n - 2));
 
 const rare = fc.integer({ min: 0, max: 5 }).map((n) => n === 0);
+
+/** Out of band (seq null, contract §4 step 0) about one time in three. */
+const outOfBandArb = fc.integer({ min: 0, max: 2 }).map((n) => n === 0);
 
 const openCmd = fc.record({
   k: fc.constant('open' as const),
@@ -366,15 +370,27 @@ const CHAOS_ARBS: { [K in ChaosCmd['k']]: fc.Arbitrary<Extract<ChaosCmd, { k: K 
     other: rare,
     x: nat,
     y: nat,
+    oob: outOfBandArb,
   }),
-  spillFailed: fc.record({ k: fc.constant('spillFailed' as const), echo: echoArb }),
-  ack: fc.record({ k: fc.constant('ack' as const), other: rare, x: nat, y: nat }),
+  spillFailed: fc.record({
+    k: fc.constant('spillFailed' as const),
+    echo: echoArb,
+    oob: outOfBandArb,
+  }),
+  ack: fc.record({
+    k: fc.constant('ack' as const),
+    other: rare,
+    x: nat,
+    y: nat,
+    oob: outOfBandArb,
+  }),
   close: fc.record({ k: fc.constant('close' as const), wait: fc.boolean() }),
   wait: fc.constant({ k: 'wait' as const }),
   malformed: fc.record({ k: fc.constant('malformed' as const), nullTime: fc.boolean() }),
   skip: fc.record({ k: fc.constant('skip' as const), n: fc.integer({ min: 1, max: 3 }) }),
   redeliver: fc.record({ k: fc.constant('redeliver' as const), idx: nat }),
   conflict: fc.record({ k: fc.constant('conflict' as const), idx: nat }),
+  oobRedeliver: fc.record({ k: fc.constant('oobRedeliver' as const), idx: nat }),
 };
 
 type Weights = { [K in ChaosCmd['k']]: number };
@@ -395,6 +411,7 @@ const CHAOS_WEIGHTS: Weights = {
   skip: 1,
   redeliver: 1,
   conflict: 1,
+  oobRedeliver: 1,
 };
 
 /** The ways out of a refusal: spills, failures, acknowledgements, commits; few gaps. */
@@ -413,6 +430,7 @@ const HEALING_WEIGHTS: Weights = {
   skip: 1,
   redeliver: 0,
   conflict: 0,
+  oobRedeliver: 2,
 };
 
 /** Many requests reusing a few ids, redeliveries: the verdict store and the seq window. */
@@ -431,6 +449,7 @@ const MEMORY_WEIGHTS: Weights = {
   skip: 0,
   redeliver: 3,
   conflict: 1,
+  oobRedeliver: 2,
 };
 
 function chaosCmdArb(w: Weights): fc.Arbitrary<ChaosCmd> {
@@ -517,13 +536,13 @@ export function buildChaos(sessionId: string, cmds: readonly ChaosCmd[]): Engine
         if (c.reuse === 1 && old) {
           // The same request again: answered from the store unless the state changed.
           b.request(old.id, old.unit, old.sIn, old.eIn, old.t);
-          requests.push({ ...old, seq: b.last.seq });
+          requests.push({ ...old, seq: b.nextSeq - 1 });
           emitted();
           break;
         }
         const id = c.reuse === 0 && old ? old.id : `r${n++}`;
         b.request(id, u, sIn, eIn, t);
-        requests.push({ id, seq: b.last.seq, unit: u, sIn, eIn, t });
+        requests.push({ id, seq: b.nextSeq - 1, unit: u, sIn, eIn, t });
         emitted();
         break;
       }
@@ -546,12 +565,14 @@ export function buildChaos(sessionId: string, cmds: readonly ChaosCmd[]): Engine
         const u = c.other ? otherUnit(unit, c.x) : unit;
         const lo = c.x % 3 === 0 ? 0 : pos(c.x, u);
         const len = c.y % 5 === 0 ? 0 : c.y % (heads.in(u) + 3);
+        if (c.oob) b.outOfBand();
         b.spilled(id, u, lo, lo + len);
         emitted();
         break;
       }
       case 'spillFailed': {
         const r = requests[requests.length - 1 - c.echo];
+        if (c.oob) b.outOfBand();
         b.spillFailed(r ? `${sessionId}:${r.id}:${r.seq}` : 'none');
         emitted();
         break;
@@ -560,6 +581,7 @@ export function buildChaos(sessionId: string, cmds: readonly ChaosCmd[]): Engine
         const u = c.other ? otherUnit(unit, c.x) : unit;
         const lo = c.x % 3 === 0 ? 0 : pos(c.x, u);
         const len = c.y % 5 === 0 ? 0 : c.y % (heads.in(u) + 6);
+        if (c.oob) b.outOfBand();
         b.acknowledge(u, lo, lo + len);
         emitted();
         break;
@@ -599,6 +621,14 @@ export function buildChaos(sessionId: string, cmds: readonly ChaosCmd[]): Engine
       case 'conflict': {
         const old = b.events[c.idx % Math.max(1, b.events.length)];
         if (old) out.push({ ...old, eventId: `conflict-${n++}` } as ContextEvent);
+        break;
+      }
+      case 'oobRedeliver': {
+        // Any earlier out-of-band event again: inside the window of 8 a redelivery, beyond it
+        // accepted afresh (contract §4 step 0).
+        const oob = b.events.filter((e) => e.seq === null);
+        const old = oob[c.idx % Math.max(1, oob.length)];
+        if (old) out.push(old);
         break;
       }
     }

@@ -41,7 +41,14 @@ export function haltThenAcknowledgeExample(): ContextEvent[] {
   for (let i = 0; i < 30; i++) b.turn(5000, i % 2 ? 'TOOL_RESULT' : 'TOOL_CALL');
   b.truncate('TURNS', 0, 4);
   b.request('c-1', 'TURNS', 4, 20, 20);
-  b.acknowledge('TURNS', 0, 4, 'oncall@example.com', 'constraint re-stated by the user in turn 31');
+  // Out of band (contract §4 step 0): the operator does not own the session's sequence.
+  b.outOfBand().acknowledge(
+    'TURNS',
+    0,
+    4,
+    'oncall@example.com',
+    'constraint re-stated by the user in turn 31',
+  );
   b.request('c-1', 'TURNS', 4, 20, 20);
   b.commit('c-1', 'TURNS', 4, 20, 20);
   return b.events;

@@ -162,13 +162,21 @@ export function dashboardTargets(dashboard: { panels?: DashboardPanel[] }): Dash
   );
 }
 
-export type PromtoolResult =
-  { available: false } | { available: true; status: number | null; output: string };
+export interface PromtoolResult {
+  status: number | null;
+  output: string;
+}
 
-/** Runs promtool; `available: false` when it is not installed. */
+/**
+ * Runs promtool. A missing promtool fails the test that needs it, never skips it: a check
+ * that passes without running proves nothing (.ci/run installs it).
+ */
 export function promtool(args: string[], input?: string): PromtoolResult {
   const r = spawnSync('promtool', args, { cwd: ROOT, input, encoding: 'utf8', timeout: 60_000 });
-  if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') return { available: false };
+  if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT')
+    throw new Error(
+      `promtool not found on PATH: install the Debian package \`prometheus\` (.ci/run does); needed for promtool ${args.join(' ')}`,
+    );
   if (r.error) throw r.error;
-  return { available: true, status: r.status, output: `${r.stdout}${r.stderr}` };
+  return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }

@@ -135,6 +135,8 @@ export interface ModelState {
   lastSeq: number;
   /** seq → eventId for the 32 highest accepted seqs. */
   ids: Map<number, string>;
+  /** The eventIds of the last 8 out-of-band events accepted, oldest first. */
+  oob: string[];
   Hg: number | null;
   head: Record<Unit, number>;
   last: { turn: number; tokens: [number, number]; messages: [number, number] } | null;
@@ -168,6 +170,7 @@ export class ReferenceSession {
       policy: null,
       lastSeq: -1,
       ids: new Map(),
+      oob: [],
       Hg: null,
       head: { TURNS: 0, TOKENS: 0, MESSAGES: 0 },
       last: null,
@@ -235,29 +238,39 @@ export class ReferenceSession {
       this.s = this.fresh();
     const s = this.s;
 
-    // Step 1.
     const malformed = e.type === 'MalformedRequest';
-    let conflict = false;
-    let gap = false;
-    if (s.lastSeq >= 0 && e.seq <= s.lastSeq) {
-      if (!malformed && s.ids.get(e.seq) === (e as ContextEvent).eventId) return [];
-      conflict = true;
-    } else if (e.seq > s.lastSeq + 1) gap = true;
-    if (conflict) audit('VIOLATION', 'SEQ_CONFLICT');
-    if (conflict || gap) this.gap(s.policy ? this.named(e) : 0);
-    if (!conflict && !malformed) {
-      s.ids.set(e.seq, (e as ContextEvent).eventId);
-      const keep = [...s.ids.keys()].sort((a, b) => b - a).slice(0, 32);
-      for (const k of [...s.ids.keys()]) if (!keep.includes(k)) s.ids.delete(k);
+    const seq = e.seq;
+    if (seq === null) {
+      // Step 0: out of band. A redelivery is among the last 8 accepted out-of-band eventIds;
+      // otherwise it joins them (FIFO), steps 1-2 are skipped, and it counts as accepted.
+      const id = (e as ContextEvent).eventId;
+      if (s.oob.includes(id)) return [];
+      s.oob = [...s.oob, id].slice(-8);
+      for (const v of s.stored) v.stale = true;
+    } else {
+      // Step 1.
+      let conflict = false;
+      let gap = false;
+      if (s.lastSeq >= 0 && seq <= s.lastSeq) {
+        if (!malformed && s.ids.get(seq) === (e as ContextEvent).eventId) return [];
+        conflict = true;
+      } else if (seq > s.lastSeq + 1) gap = true;
+      if (conflict) audit('VIOLATION', 'SEQ_CONFLICT');
+      if (conflict || gap) this.gap(s.policy ? this.named(e) : 0);
+      if (!conflict && !malformed) {
+        s.ids.set(seq, (e as ContextEvent).eventId);
+        const keep = [...s.ids.keys()].sort((a, b) => b - a).slice(0, 32);
+        for (const k of [...s.ids.keys()]) if (!keep.includes(k)) s.ids.delete(k);
+      }
+      s.lastSeq = Math.max(s.lastSeq, seq);
+      const survives =
+        e.type === 'CompactionRequested' ||
+        malformed ||
+        e.type === 'SpillCompleted' ||
+        e.type === 'LossAcknowledged';
+      if (conflict && !survives) return out;
+      if (e.type !== 'CompactionRequested' && !malformed) for (const v of s.stored) v.stale = true;
     }
-    s.lastSeq = Math.max(s.lastSeq, e.seq);
-    const survives =
-      e.type === 'CompactionRequested' ||
-      malformed ||
-      e.type === 'SpillCompleted' ||
-      e.type === 'LossAcknowledged';
-    if (conflict && !survives) return out;
-    if (e.type !== 'CompactionRequested' && !malformed) for (const v of s.stored) v.stale = true;
 
     // Step 3.
     const u = this.u;
@@ -462,8 +475,11 @@ export class ReferenceSession {
           s.A0 = u.or(s.A0, u.and(r, u.minus(s.T, u.or(s.S, this.get(s.P, unit)))));
           if (s.Hg !== null && u.subset(u.range(0, s.Hg), r)) {
             s.Hg = null;
-            s.lastSeq = e.seq;
-            s.ids = new Map([[e.seq, e.eventId]]);
+            // In band only: an out-of-band acknowledgement leaves the sequence as it is.
+            if (e.seq !== null) {
+              s.lastSeq = e.seq;
+              s.ids = new Map([[e.seq, e.eventId]]);
+            }
           }
         }
         s.A1 = { [unit]: r };

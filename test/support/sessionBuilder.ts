@@ -28,11 +28,17 @@ export interface EnvelopeOverride {
   seq?: number;
   eventId?: string;
   occurredAt?: number;
+  /**
+   * Out of band (contract §3, §4 step 0): seq null, an eventId of its own; the sequence does not
+   * move. Only SpillCompleted, SpillFailed and LossAcknowledged may be sent so.
+   */
+  outOfBand?: boolean;
 }
 
 export class SessionBuilder {
   readonly events: ContextEvent[] = [];
   private seq = 0;
+  private outOfBandCount = 0;
   private turnNo = 0;
   private tokens = 0;
   private messages = 0;
@@ -47,6 +53,18 @@ export class SessionBuilder {
   emit<T extends ContextEvent['type']>(type: T, body: Body<T>, seq = this.seq): ContextEvent {
     const o = this.override;
     this.override = {};
+    if (o.outOfBand === true) {
+      const e = {
+        type,
+        sessionId: this.sessionId,
+        seq: null,
+        eventId: o.eventId ?? `${this.sessionId}-oob${this.outOfBandCount++}`,
+        occurredAt: o.occurredAt ?? this.t0 + this.seq * this.stepMs,
+        ...body,
+      } as unknown as ContextEvent;
+      this.events.push(e);
+      return e;
+    }
     const s = o.seq ?? seq;
     const e = {
       type,
@@ -64,6 +82,12 @@ export class SessionBuilder {
   /** Forces envelope fields (seq, eventId, occurredAt) on the next emitted event only. */
   next(override: EnvelopeOverride): this {
     this.override = override;
+    return this;
+  }
+
+  /** The next emitted event goes out of band (seq null). */
+  outOfBand(): this {
+    this.override = { ...this.override, outOfBand: true };
     return this;
   }
 

@@ -1,14 +1,23 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { parse } from 'yaml';
+import { buildProgram } from '../../src/cli/main';
+import { ENV_NAMES } from '../../src/config/config';
+import { DEFAULT_KAFKA_VERSION, DEFAULT_REGISTRY_VERSION } from '../../src/services/maven';
 
 const ROOT = path.resolve(__dirname, '../..');
 
 interface Service {
   build?: string | { context: string; dockerfile?: string };
   volumes?: string[];
-  depends_on?: string[] | Record<string, unknown>;
+  depends_on?: string[] | Record<string, { condition?: string }>;
   image?: string;
+  command?: string[];
+  restart?: string;
+  environment?: Record<string, string | number>;
+  ports?: string[];
+  healthcheck?: { test: string[] };
 }
 
 describe('docker-compose.yml', () => {
@@ -47,5 +56,66 @@ describe('docker-compose.yml', () => {
     );
     expect(copies.length).toBeGreaterThan(3);
     for (const c of copies) expect([c, existsSync(path.join(ROOT, c))]).toEqual([c, true]);
+  });
+
+  const services = compose.services;
+  const { kafka, registry, processor, simulator } = services as Record<string, Service>;
+
+  it('runs the Kafka and Apicurio versions the tests run (src/services/maven.ts)', () => {
+    expect(kafka!.image).toBe(`apache/kafka:${DEFAULT_KAFKA_VERSION}`);
+    expect(registry!.image).toBe(`apicurio/apicurio-registry:${DEFAULT_REGISTRY_VERSION}`);
+  });
+
+  it('runs the Prometheus version the alert rules and dashboard queries are tested on (promtool)', () => {
+    // "promtool, version 2.42.0+ds (branch: ...)": the Debian package's build of 2.42.0.
+    const version = /version (\d+\.\d+\.\d+)/.exec(
+      execFileSync('promtool', ['--version'], { encoding: 'utf8' }),
+    )?.[1];
+    expect(services.prometheus!.image).toBe(`prom/prometheus:v${version}`);
+  });
+
+  it('every service has a restart policy; long-running ones come back after a crash or reboot', () => {
+    for (const [name, s] of Object.entries(services))
+      expect([name, s.restart !== undefined]).toEqual([name, true]);
+    for (const name of ['kafka', 'registry', 'processor', 'prometheus', 'grafana'])
+      expect([name, services[name]!.restart]).toEqual([name, 'unless-stopped']);
+  });
+
+  it('the simulator starts only once the processor is ready (it created the input topic)', () => {
+    expect(simulator!.depends_on).toEqual({ processor: { condition: 'service_healthy' } });
+    const probe = processor!.healthcheck!.test.join(' ');
+    expect(probe).toContain(`http://localhost:${processor!.environment!.CG_HTTP_PORT}/readyz`);
+  });
+
+  it('Kafka has a listener the host can reach, advertised as localhost on a published port', () => {
+    const env = kafka!.environment!;
+    const advertised = String(env.KAFKA_ADVERTISED_LISTENERS).split(',');
+    const host = advertised.find((l) => /^\w+:\/\/localhost:\d+$/.test(l));
+    expect(host).toBeDefined();
+    const [name, port] = [host!.split(':')[0]!, host!.split(':').pop()!];
+    expect(String(env.KAFKA_LISTENERS).split(',')).toContain(`${name}://:${port}`);
+    expect(String(env.KAFKA_LISTENER_SECURITY_PROTOCOL_MAP).split(',')).toContain(
+      `${name}:PLAINTEXT`,
+    );
+    expect(kafka!.ports).toContain(`${port}:${port}`);
+    // The containers keep using the in-network listener.
+    expect(advertised).toContain('PLAINTEXT://kafka:9092');
+    expect(processor!.environment!.KAFKA_BROKERS).toBe('kafka:9092');
+  });
+
+  it("the processor's and simulator's commands and environment are valid for the current CLI", () => {
+    const program = buildProgram();
+    const known = new Set<string>(Object.values(ENV_NAMES));
+    for (const name of ['processor', 'simulator']) {
+      const s = services[name]!;
+      const [command, ...args] = s.command!;
+      const sub = program.commands.find((c) => c.name() === command);
+      expect([name, command, sub !== undefined]).toEqual([name, command, true]);
+      const flags = new Set(sub!.options.map((o) => o.long));
+      for (const a of args.filter((x) => x.startsWith('--')))
+        expect([name, a, flags.has(a)]).toEqual([name, a, true]);
+      for (const key of Object.keys(s.environment ?? {}))
+        expect([name, key, known.has(key)]).toEqual([name, key, true]);
+    }
   });
 });

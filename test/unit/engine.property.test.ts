@@ -6,7 +6,9 @@
  * (d) replaying the same events gives byte-identical output;
  * (e) session state serialization round-trips, and deciding on from a restored state is the same;
  * (f) state size does not grow with the number of unpinned turns (DESIGN §4: O(pins + ranges));
- * (g) evolve never mutates its input state.
+ * (g) evolve never mutates its input state;
+ * (h) out-of-band events (contract §4 step 0) take no place in the sequence, and their
+ *     redeliveries are recognised by eventId within the last 8.
  */
 import fc from 'fast-check';
 import {
@@ -286,5 +288,77 @@ describe('(g) purity', () => {
       ].sort(),
     );
     expect(buildChaos('x', [{ k: 'skip', n: 1 }])).toEqual([]);
+  });
+});
+
+describe('(h) step 0: out-of-band events (contract rev 10)', () => {
+  /** An out-of-band event of each kind, for a stream's session, at the stream's last time. */
+  const outOfBandArb = (sessionId: string, at: number) =>
+    fc
+      .record({
+        kind: fc.constantFrom('SpillCompleted', 'SpillFailed', 'LossAcknowledged'),
+        id: fc.string({ minLength: 1, maxLength: 6 }),
+        start: fc.nat(30),
+        len: fc.nat(30),
+        unit: fc.constantFrom<Unit>(...UNITS),
+      })
+      .map(({ kind, id, start, len, unit }): EngineInput => {
+        const envelope = { sessionId, seq: null, eventId: `oob-${id}`, occurredAt: at };
+        const range = { start, end: start + len };
+        if (kind === 'SpillCompleted')
+          return { ...envelope, type: kind, spillRequestId: id, handle: 'file:///x', unit, range };
+        if (kind === 'SpillFailed')
+          return { ...envelope, type: kind, spillRequestId: id, error: 'x' };
+        return { ...envelope, type: kind, unit, range, by: 'me', reason: 'drill' };
+      });
+
+  it('takes no place in the sequence: last seq and the remembered seq eventIds stay, and no gap is revealed', () => {
+    fc.assert(
+      fc.property(
+        openedChaosStream.chain((events) =>
+          fc.tuple(
+            fc.constant(events),
+            outOfBandArb('chaos', events[events.length - 1]!.occurredAt ?? 0),
+          ),
+        ),
+        ([events, oob]) => {
+          const before = play(events).state;
+          const after = play([...events, oob]);
+          expect(after.last.notes).not.toContain('gap');
+          expect(after.state.lastSeq).toBe(before.lastSeq);
+          expect(after.state.recent).toEqual(before.recent);
+          expect(after.state.gapHead === null || before.gapHead !== null).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a redelivery right after is ignored entirely (same state, no output); after 8 other out-of-band events it is accepted afresh', () => {
+    fc.assert(
+      fc.property(
+        openedChaosStream.chain((events) =>
+          fc.tuple(
+            fc.constant(events),
+            outOfBandArb('chaos', events[events.length - 1]!.occurredAt ?? 0),
+            fc.array(outOfBandArb('chaos', events[events.length - 1]!.occurredAt ?? 0), {
+              minLength: 8,
+              maxLength: 8,
+            }),
+          ),
+        ),
+        ([events, oob, others]) => {
+          const once = play([...events, oob]);
+          const twice = play([...events, oob, oob]);
+          expect(twice.last.outputs).toEqual([]);
+          expect(twice.last.notes).toEqual(['duplicate']);
+          expect(twice.state).toEqual(once.state);
+          const distinct = others.map((o, i) => ({ ...o, eventId: `other-${i}` }) as EngineInput);
+          const later = play([...events, oob, ...distinct, oob]);
+          expect(later.last.notes).not.toContain('duplicate');
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

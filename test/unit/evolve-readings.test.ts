@@ -1,5 +1,5 @@
 /**
- * Where DESIGN.md leaves a choice open, these tests pin down the reading the engine takes, so a
+ * Where the contract (docs/contract.md) leaves a choice open, these tests pin down the reading the engine takes, so a
  * change of reading is a visible, deliberate change. Each test quotes the DESIGN text it reads.
  * Floor TURNS span 2, turns of one unit each.
  */

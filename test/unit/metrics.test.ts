@@ -1,6 +1,9 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Registry } from 'prom-client';
-import { Metrics } from '../../src/metrics/metrics';
+import { Metrics, PACKAGE_VERSION, readPackageVersion } from '../../src/metrics/metrics';
 import { Fleet } from '../../src/engine';
 import { haltThenAcknowledgeExample } from '../support/examples';
 
@@ -36,6 +39,26 @@ describe('metrics', () => {
     expect(text).toMatch(
       /compaction_guard_build_info\{version="[^"]+",engine_version="[^"]+",node_version="v\d+/,
     );
+  });
+
+  it("build_info's version is package.json's, whatever it is", async () => {
+    const pkg = JSON.parse(readFileSync(path.join(__dirname, '../../package.json'), 'utf8')) as {
+      version: string;
+    };
+    const registry = new Registry();
+    new Metrics(registry);
+    const text = await registry.metrics();
+    expect(text).toContain(`compaction_guard_build_info{version="${pkg.version}",`);
+    expect(PACKAGE_VERSION).toBe(pkg.version);
+  });
+
+  it('reads the version a package.json holds, and refuses one without a version', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cg-pkg-'));
+    const file = path.join(dir, 'package.json');
+    writeFileSync(file, JSON.stringify({ name: 'x', version: '9.8.7' }));
+    expect(readPackageVersion(file)).toBe('9.8.7');
+    writeFileSync(file, JSON.stringify({ name: 'x' }));
+    expect(() => readPackageVersion(file)).toThrow(`${file}: expected a "version" string`);
   });
 
   it('registries are injected: two Metrics never share counters', async () => {

@@ -5,7 +5,13 @@ import { Registry } from 'prom-client';
 import { Fleet } from '../../src/engine';
 import type { ContextEvent } from '../../src/engine/events';
 import { EventTally, combineObservers } from '../../src/kafka/observers';
-import { decodeRecord, decodeRecordNow, type RawRecord } from '../../src/kafka/records';
+import {
+  decodeRecord,
+  decodeRecordNow,
+  type DeadLetterCode,
+  type DecodedRecord,
+  type RawRecord,
+} from '../../src/kafka/records';
 import { Metrics } from '../../src/metrics/metrics';
 import type { RegistryCodec } from '../../src/registry/codec';
 import { haltThenAcknowledgeExample, seedIncidentExample } from '../support/examples';
@@ -15,9 +21,9 @@ function eventsWithNotes(): ContextEvent[] {
   const events = [...seedIncidentExample(), ...haltThenAcknowledgeExample()];
   const last = events[events.length - 1]!;
   const redelivered = events[events.length - 2]!; // recent: still in the remembered eventIds
-  const gap = { ...last, seq: last.seq + 5, eventId: 'gap-1' };
+  const gap = { ...last, seq: last.seq! + 5, eventId: 'gap-1' };
   const orphan = { ...events[2]!, sessionId: 'never-opened', eventId: 'orphan-1' };
-  return [...events, redelivered, gap, orphan, { ...orphan, seq: orphan.seq + 1 }];
+  return [...events, redelivered, gap, orphan, { ...orphan, seq: orphan.seq! + 1 }];
 }
 
 const COUNTERS = /^compaction_guard_(events|duplicate_events|ignored_events|gaps)_total\b.*$/gm;
@@ -80,24 +86,37 @@ describe('batch reporting', () => {
 describe('decodeRecordNow', () => {
   const event = seedIncidentExample()[0]!;
   const json = Buffer.from(JSON.stringify(event));
-  const records: [string, RawRecord][] = [
-    ['a JSON event', { key: Buffer.from(event.sessionId), value: json, offset: '1' }],
-    ['a key that is not the sessionId', { key: Buffer.from('other'), value: json, offset: '2' }],
-    ['no key', { key: null, value: json, offset: '3' }],
-    ['a tombstone', { key: Buffer.from('k'), value: null, offset: '4' }],
-    ['an empty value', { key: Buffer.from('k'), value: Buffer.alloc(0), offset: '5' }],
+  const key = Buffer.from(event.sessionId);
+  /** Each record with what it must decode to: the event, or a dead letter's code. */
+  const records: [string, RawRecord, ContextEvent | DeadLetterCode][] = [
+    ['a JSON event', { key, value: json, offset: '1' }, event],
+    [
+      'a key that is not the sessionId',
+      { key: Buffer.from('other'), value: json, offset: '2' },
+      'KEY_MISMATCH',
+    ],
+    ['no key', { key: null, value: json, offset: '3' }, 'KEY_MISMATCH'],
+    ['a tombstone', { key: Buffer.from('k'), value: null, offset: '4' }, 'EMPTY_VALUE'],
+    [
+      'an empty value',
+      { key: Buffer.from('k'), value: Buffer.alloc(0), offset: '5' },
+      'EMPTY_VALUE',
+    ],
     [
       'bytes that are not UTF-8',
       { key: null, value: Buffer.from([0x7b, 0xff, 0xfe]), offset: '6' },
+      'NOT_UTF8',
     ],
-    ['a JSON line that is not an event', { key: null, value: Buffer.from('[1]'), offset: '7' }],
     [
+      'a JSON line that is not an event',
+      { key: null, value: Buffer.from('[1]'), offset: '7' },
+      'NOT_AN_OBJECT',
+    ],
+    [
+      // Kept, as offline (only `audit` skips a file's leading BOM): docs/decisions.md 37.
       'a UTF-8 byte order mark before the JSON',
-      {
-        key: Buffer.from(event.sessionId),
-        value: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json]),
-        offset: '8',
-      },
+      { key, value: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json]), offset: '8' },
+      'NOT_JSON',
     ],
   ];
   const noCodec = {
@@ -105,14 +124,22 @@ describe('decodeRecordNow', () => {
       throw new Error('JSON needs no codec');
     },
   } as unknown as RegistryCodec;
+  const outcome = (d: DecodedRecord | undefined) =>
+    d === undefined ? 'undefined' : d.ok ? d.input : d.code;
 
-  it.each(records)('decodes %s as decodeRecord does', async (_what, r) => {
-    for (const format of ['json', 'auto'] as const) {
-      const now = decodeRecordNow(r, format);
-      expect(now).toBeDefined();
-      expect(now).toEqual(await decodeRecord(r, format, noCodec));
-    }
-  });
+  it.each(records)(
+    'decodes %s to its event or dead-letter code without the registry (json, auto; both functions)',
+    async (_what, r, expected) => {
+      for (const format of ['json', 'auto'] as const) {
+        expect([format, outcome(decodeRecordNow(r, format))]).toEqual([format, expected]);
+        // The codec throws if called: decodeRecord must not need the registry for these.
+        expect([format, outcome(await decodeRecord(r, format, noCodec))]).toEqual([
+          format,
+          expected,
+        ]);
+      }
+    },
+  );
 
   it('leaves Avro values (magic byte 0 in auto, any value in avro) to decodeRecord', () => {
     const avro = { key: null, value: Buffer.from([0, 0, 0, 0, 1, 2]), offset: '9' };

@@ -1,5 +1,7 @@
 /** BACKWARD compatibility (schemas/README.md): each schema reads data written by itself, and
  * the checker used for future versions tells allowed changes from breaking ones. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Type } from 'avsc';
 import { EVENT_TYPES } from '../../src/engine/events';
 import { backwardIncompatibility } from '../../src/schema/compat';
@@ -98,5 +100,28 @@ describe('the checker for future versions', () => {
     const text = rawSchemas.contextChangeEvent;
     expect(backwardIncompatibility(JSON.stringify(added), text)).toBeNull();
     expect(backwardIncompatibility(JSON.stringify(removed), text)).not.toBeNull();
+  });
+});
+
+describe('contract rev 10 against the previous release (test/fixtures/schemas-rev9)', () => {
+  const fixture = (file: string) =>
+    readFileSync(path.resolve(__dirname, '../fixtures/schemas-rev9', file), 'utf8');
+
+  it('the event union with an optional seq on the out-of-band events reads the old one', () => {
+    expect(
+      backwardIncompatibility(rawSchemas.contextChangeEvent, fixture('context-change-event.avsc')),
+    ).toBeNull();
+  });
+
+  it('the audit record with a nullable inputSeq reads the old one', () => {
+    expect(
+      backwardIncompatibility(rawSchemas.auditRecord, fixture('audit-record.avsc')),
+    ).toBeNull();
+  });
+
+  it('the old event union could not read an out-of-band event (why consumers upgrade first)', () => {
+    expect(
+      backwardIncompatibility(fixture('context-change-event.avsc'), rawSchemas.contextChangeEvent),
+    ).not.toBeNull();
   });
 });

@@ -1,65 +1,123 @@
 /**
- * The engine's hand-written types cannot drift from the Avro schemas: src/schema/generated.ts
- * must be what scripts/gen-types.mjs generates from schemas/*.avsc now, and src/schema/typeCheck.ts
- * (identity of every generated type with its engine twin) must type-check. ts-jest here only
- * transpiles, so the type check runs through the TypeScript compiler API.
+ * One source for the contract's types: src/engine/contract.ts is what scripts/gen-types.mjs
+ * generates from schemas/*.avsc now, the engine re-exports it, and a schema change the code
+ * does not follow fails the type check of src/ (ts-jest only transpiles, so the check runs
+ * through the TypeScript compiler API, with contract.ts regenerated from changed schemas).
  */
-import { execFileSync } from 'child_process';
-import * as fs from 'fs';
-import * as path from 'path';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import ts from 'typescript';
+import { EVENT_TYPES } from '../../src/engine/events';
+import { AUDIT_CODE_SYMBOLS, AUDIT_KIND_OF, RULE_CODE_SYMBOLS } from '../../src/engine/outputs';
+import { RULE_CODES } from '../../src/engine/rules';
 
 const ROOT = path.resolve(__dirname, '../..');
-const GENERATED = path.join(ROOT, 'src/schema/generated.ts');
-const TYPE_CHECK = path.join(ROOT, 'src/schema/typeCheck.ts');
+const CONTRACT = path.join(ROOT, 'src/engine/contract.ts');
+const GENERATOR = path.join(ROOT, 'scripts/gen-types.mjs');
 
-/** Type errors of typeCheck.ts under the project's options; `override` replaces a file's text. */
-function typeCheckErrors(override?: { file: string; text: string }): string[] {
+function generated(schemaDir?: string): string {
+  const args = [GENERATOR, '--stdout', ...(schemaDir ? ['--schema-dir', schemaDir] : [])];
+  return execFileSync(process.execPath, args, { encoding: 'utf8' });
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory()
+      ? sourceFiles(path.join(dir, d.name))
+      : d.name.endsWith('.ts')
+        ? [path.join(dir, d.name)]
+        : [],
+  );
+}
+
+/** Type errors of src/ under the project's options, with contract.ts replaced by `contract`. */
+function typeErrors(contract: string): string[] {
   const configFile = ts.readConfigFile(path.join(ROOT, 'tsconfig.json'), (f) => ts.sys.readFile(f));
   const { options } = ts.parseJsonConfigFileContent(configFile.config, ts.sys, ROOT);
   const host = ts.createCompilerHost({ ...options, noEmit: true });
   const readFile = host.readFile.bind(host);
-  host.readFile = (file) =>
-    override && path.resolve(file) === override.file ? override.text : readFile(file);
-  const program = ts.createProgram([TYPE_CHECK], { ...options, noEmit: true }, host);
+  host.readFile = (file) => (path.resolve(file) === CONTRACT ? contract : readFile(file));
+  const program = ts.createProgram(
+    sourceFiles(path.join(ROOT, 'src')),
+    { ...options, noEmit: true },
+    host,
+  );
   return ts
     .getPreEmitDiagnostics(program)
-    .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    .map(
+      (d) =>
+        `${d.file ? path.relative(ROOT, d.file.fileName) : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
+    );
 }
 
-describe('generated types', () => {
-  it('src/schema/generated.ts is up to date with schemas/*.avsc (run node scripts/gen-types.mjs)', () => {
-    const fresh = execFileSync(
-      process.execPath,
-      [path.join(ROOT, 'scripts/gen-types.mjs'), '--stdout'],
-      {
-        encoding: 'utf8',
-      },
-    );
-    expect(fs.readFileSync(GENERATED, 'utf8')).toBe(fresh);
+/** contract.ts generated from the schemas with `edit` applied to every file's text. */
+function contractWith(edit: (text: string) => string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cg-schemas-'));
+  cpSync(path.join(ROOT, 'schemas'), dir, { recursive: true });
+  let changed = 0;
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.avsc'))) {
+    const original = readFileSync(path.join(dir, file), 'utf8');
+    const text = edit(original);
+    if (text !== original) changed++;
+    writeFileSync(path.join(dir, file), text);
+  }
+  expect(changed).toBeGreaterThan(0);
+  return generated(dir);
+}
+
+describe('the contract types have one source, the schemas', () => {
+  it('src/engine/contract.ts is up to date with schemas/*.avsc (run node scripts/gen-types.mjs)', () => {
+    expect(readFileSync(CONTRACT, 'utf8')).toBe(generated());
   });
 
-  it('are identical to the engine types in events.ts and outputs.ts', () => {
-    expect(typeCheckErrors()).toEqual([]);
-  }, 30_000);
+  it('src/ type-checks against the generated contract', () => {
+    expect(typeErrors(readFileSync(CONTRACT, 'utf8'))).toEqual([]);
+  }, 60_000);
 
-  it('would fail to type-check if a schema field changed nullability', () => {
-    const generated = fs.readFileSync(GENERATED, 'utf8');
-    const drifted = generated.replace(
-      /(export interface SpillRequest \{[^}]*requestedAt: )number;/,
-      '$1number | null;',
-    );
-    expect(drifted).not.toBe(generated);
-    expect(typeCheckErrors({ file: GENERATED, text: drifted }).length).toBeGreaterThan(0);
-  }, 30_000);
+  it('the engine lists are the schema symbols: event types, rule codes in table order, every audit code with a kind', () => {
+    const union = JSON.parse(
+      readFileSync(path.join(ROOT, 'schemas/context-change-event.avsc'), 'utf8'),
+    ) as { name: string }[];
+    expect(EVENT_TYPES).toEqual(union.map((r) => r.name));
+    expect(RULE_CODES).toEqual(RULE_CODE_SYMBOLS);
+    expect(Object.keys(AUDIT_KIND_OF).sort()).toEqual([...AUDIT_CODE_SYMBOLS].sort());
+  });
+});
 
-  it('would fail to type-check if an enum gained a symbol', () => {
-    const generated = fs.readFileSync(GENERATED, 'utf8');
-    const drifted = generated.replace(
-      "'TURNS' | 'TOKENS' | 'MESSAGES'",
-      "'TURNS' | 'TOKENS' | 'MESSAGES' | 'LINES'",
+describe('a schema change the code does not follow fails the type check', () => {
+  it('a new unit', () => {
+    const contract = contractWith((t) =>
+      t.replace(
+        '"symbols": ["TURNS", "TOKENS", "MESSAGES"]',
+        '"symbols": ["TURNS", "TOKENS", "MESSAGES", "LINES"]',
+      ),
     );
-    expect(drifted).not.toBe(generated);
-    expect(typeCheckErrors({ file: GENERATED, text: drifted }).length).toBeGreaterThan(0);
-  }, 30_000);
+    expect(typeErrors(contract).length).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('a new audit code (its kind is not given)', () => {
+    const contract = contractWith((t) =>
+      t.replace('"SPILL_INCOMPLETE"', '"SPILL_INCOMPLETE", "NEW_CODE"'),
+    );
+    expect(typeErrors(contract).join('\n')).toMatch(
+      /src\/engine\/outputs.ts: Property 'NEW_CODE' is missing/,
+    );
+  }, 60_000);
+
+  it('a new required verdict field', () => {
+    // Only verdict.avsc starts with the Verdict record.
+    const contract = contractWith((t) =>
+      t.startsWith('{\n  "type": "record",\n  "name": "Verdict"')
+        ? t.replace(
+            '"fields": [',
+            '"fields": [\n    { "name": "tenant", "type": "string", "doc": "new" },',
+          )
+        : t,
+    );
+    expect(typeErrors(contract).join('\n')).toMatch(
+      /src\/engine\/decide.ts: .*'tenant' is missing/s,
+    );
+  }, 60_000);
 });

@@ -1,0 +1,83 @@
+/**
+ * Contract rev 10 changed two schemas: `seq` became optional (null default) on SpillCompleted,
+ * SpillFailed and LossAcknowledged, and the audit record's `inputSeq` became nullable. Both must
+ * be BACKWARD compatible (consumers on the new schema read everything written with the old):
+ * proven here by the real registry's own compatibility check, with the previous release's schema
+ * (test/fixtures/schemas-rev9/) registered first, exactly as a deployed subject holds it.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { rawSchemas } from '../../src/schema/schemas';
+import { serviceEnv } from './env';
+
+const FIXTURES = path.resolve(__dirname, '../fixtures/schemas-rev9');
+const HEADERS = { 'Content-Type': 'application/vnd.schemaregistry.v1+json' };
+
+async function call(url: string, method: string, body?: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(url, {
+    method,
+    headers: HEADERS,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const json = (await res.json()) as Record<string, unknown>;
+  if (!res.ok && res.status !== 409)
+    throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
+  return { status: res.status, ...json };
+}
+
+/** A fresh subject at BACKWARD holding `old`; then the registry's verdict on `next`. */
+async function compatibleAfter(old: string, next: string, name: string) {
+  const { registryUrl } = serviceEnv();
+  const subject = `schema-evolution-${name}-${Date.now()}-${Math.floor(Math.random() * 1e6)}-value`;
+  const base = `${registryUrl}/subjects/${encodeURIComponent(subject)}`;
+  await call(`${registryUrl}/config/${encodeURIComponent(subject)}`, 'PUT', {
+    compatibility: 'BACKWARD',
+  });
+  const first = await call(`${base}/versions`, 'POST', { schema: old, schemaType: 'AVRO' });
+  expect(typeof first.id).toBe('number');
+  const check = await call(
+    `${registryUrl}/compatibility/subjects/${encodeURIComponent(subject)}/versions/latest`,
+    'POST',
+    {
+      schema: next,
+      schemaType: 'AVRO',
+    },
+  );
+  const registered = await call(`${base}/versions`, 'POST', { schema: next, schemaType: 'AVRO' });
+  return {
+    compatible: check.is_compatible,
+    registered: registered.status === 200,
+    old: first.id,
+    next: registered.id,
+  };
+}
+
+const oldEvent = readFileSync(path.join(FIXTURES, 'context-change-event.avsc'), 'utf8');
+const oldAudit = readFileSync(path.join(FIXTURES, 'audit-record.avsc'), 'utf8');
+
+describe('rev 10 schema evolution against the real registry (BACKWARD)', () => {
+  test('the event union with optional seq on the out-of-band events is accepted after the old union', async () => {
+    const r = await compatibleAfter(oldEvent, rawSchemas.contextChangeEvent, 'event');
+    expect(r).toMatchObject({ compatible: true, registered: true });
+    expect(r.next).not.toBe(r.old);
+  });
+
+  test('the audit record with a nullable inputSeq is accepted after the old record', async () => {
+    const r = await compatibleAfter(oldAudit, rawSchemas.auditRecord, 'audit');
+    expect(r).toMatchObject({ compatible: true, registered: true });
+    expect(r.next).not.toBe(r.old);
+  });
+
+  test('the check can fail: making seq a string on SpillCompleted is refused after the old union', async () => {
+    const broken = JSON.parse(rawSchemas.contextChangeEvent) as {
+      name: string;
+      fields: { name: string; type: unknown; default?: unknown }[];
+    }[];
+    const spill = broken.find((r) => r.name === 'SpillCompleted')!;
+    const seq = spill.fields.find((f) => f.name === 'seq')!;
+    seq.type = 'string';
+    delete seq.default;
+    const r = await compatibleAfter(oldEvent, JSON.stringify(broken), 'broken');
+    expect(r).toMatchObject({ compatible: false, registered: false });
+  });
+});

@@ -6,18 +6,25 @@
 import { type Kafka, Partitioners, type Producer } from 'kafkajs';
 import pino, { type Logger } from 'pino';
 import type { Config } from '../config/config';
-import type { ContextEvent } from '../engine/events';
+import { randomUUID } from 'node:crypto';
+import type { ContextEvent, LossAcknowledged, SpillCompleted, SpillFailed } from '../engine/events';
+import { decodeEventJson } from '../schema/decodeEvent';
 import type { Verdict } from '../engine/outputs';
 import { kafkaClient } from '../kafka/client';
 import { ensureTopics } from '../kafka/topics';
 import { RegistryCodec } from '../registry/codec';
 import { resolveConnection } from './connection';
-import { GuardClosedError } from './errors';
+import { GuardClosedError, GuardUsageError } from './errors';
 import { OrderedSender } from './sender';
 import { GuardedSession, type SessionOptions, type SessionSnapshot } from './session';
 import { VerdictListener } from './verdicts';
 
 export type EventFormat = 'avro' | 'json';
+
+type Body<E> = Omit<E, 'seq' | 'eventId' | 'occurredAt'>;
+/** What an out-of-band sender gives: the event without seq, eventId and occurredAt. */
+export type OutOfBandEvent = Body<SpillCompleted> | Body<SpillFailed> | Body<LossAcknowledged>;
+const OUT_OF_BAND: readonly string[] = ['SpillCompleted', 'SpillFailed', 'LossAcknowledged'];
 
 export interface GuardClientOptions {
   /** Environment read as `compaction-guard run` reads it (KAFKA_BROKERS, CG_*); default process.env. */
@@ -137,6 +144,37 @@ export class GuardClient {
         ? this.codec!.encodeEvent(event)
         : Buffer.from(JSON.stringify(event), 'utf8');
     return this.sender!.send({ key: event.sessionId, value });
+  }
+
+  /**
+   * An out-of-band SpillCompleted, SpillFailed or LossAcknowledged (contract §3, §4 step 0):
+   * seq null, so it takes no place in the session's sequence; for operators' tools and spill
+   * services. `eventId`: give the same one when repeating an answer (a redelivery is ignored).
+   */
+  async outOfBand(event: OutOfBandEvent, eventId: string = randomUUID()): Promise<void> {
+    this.requireOpen('outOfBand');
+    if (!OUT_OF_BAND.includes(event.type))
+      throw new GuardUsageError(
+        'type',
+        `expected one of ${OUT_OF_BAND.join(', ')}, got ${JSON.stringify(event.type)}`,
+      );
+    const full = { ...event, seq: null, eventId, occurredAt: Date.now() } as ContextEvent;
+    const checked = decodeEventJson(full);
+    if (!checked.ok)
+      throw new GuardUsageError(checked.error.field ?? event.type, checked.error.message);
+    await this.send(full);
+  }
+
+  /** @internal */
+  get kafkaClient(): Kafka {
+    this.requireOpen('kafkaClient');
+    return this.kafka!;
+  }
+
+  /** @internal */
+  get registryCodec(): RegistryCodec {
+    this.requireOpen('registryCodec');
+    return this.codec!;
   }
 
   /** @internal Registers interest in a verdict before its request is sent. */

@@ -3,7 +3,9 @@
  * "Integrating an orchestrator"). The product's contract is docs/contract.md.
  */
 export { GuardClient, DEFAULT_VERDICT_TIMEOUT_MS } from './client';
-export type { GuardClientOptions, EventFormat } from './client';
+export type { GuardClientOptions, EventFormat, OutOfBandEvent } from './client';
+export { SpillWorker } from './spillWorker';
+export type { SpillSource, SpillWorkerOptions } from './spillWorker';
 export { GuardedSession } from './session';
 export type {
   CommitReport,

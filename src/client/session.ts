@@ -82,6 +82,12 @@ export interface RequestOptions {
    * returns the final verdict.
    */
   spill?: { store: SpillStore; transcript: TranscriptReader; maxSpills?: number };
+  /**
+   * A separate spill worker answers out of band (SpillWorker): on REFUSE with action SPILL, ask
+   * again every `pollMs` (default 500) until the verdict is no longer a spill ask or `timeoutMs`
+   * (default 30 s) has passed; the last verdict is returned either way.
+   */
+  awaitSpill?: { pollMs?: number; timeoutMs?: number };
   /** Told every verdict as it comes, the spill loop's intermediate ones included (logs, metrics). */
   onVerdict?: (verdict: Verdict) => void;
 }
@@ -277,6 +283,14 @@ export class GuardedSession {
     for (let n = 0; spill && n < maxSpills && isSpillAsk(verdict); n++) {
       await this.spillAndAnswer(verdict.spillRequestId!, spill.store, spill.transcript);
       verdict = await ask();
+    }
+    if (options.awaitSpill && isSpillAsk(verdict)) {
+      const { pollMs = 500, timeoutMs = 30_000 } = options.awaitSpill;
+      const deadline = Date.now() + timeoutMs;
+      while (isSpillAsk(verdict) && Date.now() + pollMs <= deadline) {
+        await new Promise((r) => setTimeout(r, pollMs));
+        verdict = await ask();
+      }
     }
     return verdict;
   }

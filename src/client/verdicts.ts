@@ -4,12 +4,12 @@
  * inputSeq (contract §6); verdicts of other clients' sessions are skipped before decoding.
  */
 import { randomUUID } from 'node:crypto';
-import { Type } from 'avsc';
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Verdict } from '../engine/outputs';
 import type { RegistryCodec } from '../registry/codec';
 import { verdictType } from '../schema/schemas';
+import { WireDecoder } from './wire';
 
 /** Waits for a verdict whose inputSeq is one of `seqs` (all sends of one requestId). */
 interface Waiter {
@@ -23,16 +23,18 @@ export class VerdictListener {
   private readonly waiters = new Map<string, Waiter>();
   /** Sessions with a waiter: a verdict for any other key is not decoded. */
   private readonly sessions = new Map<string, number>();
-  private readonly writers = new Map<number, (buf: Buffer) => Verdict>();
+  private readonly decoder: WireDecoder<Verdict>;
   private consumer: Consumer | null = null;
 
   constructor(
     private readonly kafka: Kafka,
-    private readonly codec: RegistryCodec,
+    codec: RegistryCodec,
     private readonly topic: string,
     private readonly groupPrefix: string,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.decoder = new WireDecoder<Verdict>(codec, verdictType, 'verdict');
+  }
 
   /**
    * Joins a group of its own and returns once the consumer has fetched once, so its position
@@ -113,7 +115,7 @@ export class VerdictListener {
     if (!this.sessions.has(sessionId)) return;
     let verdict: Verdict;
     try {
-      verdict = await this.decode(value);
+      verdict = await this.decoder.decode(value);
     } catch (e) {
       this.log.warn({ err: e, sessionId }, 'undecodable verdict skipped');
       return;
@@ -122,21 +124,5 @@ export class VerdictListener {
     if (!waiter || !waiter.seqs.has(verdict.inputSeq)) return;
     this.forget(verdict.sessionId, verdict.requestId);
     waiter.resolve(verdict);
-  }
-
-  /** Confluent wire format; the writer's schema by id, resolved to this version's verdict schema. */
-  private async decode(buf: Buffer): Promise<Verdict> {
-    if (buf.length < 5 || buf[0] !== 0)
-      throw new Error('verdict: expected the Confluent wire format (magic byte 0, schema id)');
-    const id = buf.readInt32BE(1);
-    let read = this.writers.get(id);
-    if (!read) {
-      const writer = (await this.codec.registry.getSchema(id)) as unknown as Type;
-      const unwrapped = Type.forSchema(writer.schema() as never, { wrapUnions: 'never' });
-      const resolver = verdictType.createResolver(unwrapped);
-      read = (body) => verdictType.fromBuffer(body, resolver) as Verdict;
-      this.writers.set(id, read);
-    }
-    return read(buf.subarray(5));
   }
 }

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import {
   FileSpillStore,
   GuardClosedError,
+  SpillWorker,
   GuardTimeoutError,
   GuardUsageError,
   type GuardedSession,
@@ -201,6 +202,77 @@ describe('GuardClient on a real Kafka, registry and processor', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a separate spill worker answers out of band (seq null): the orchestrator asks again and gets APPROVE LOSSLESS_SPILL; its own sequence is untouched', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cg-worker-'));
+    const transcripts = new Map<string, string[]>();
+    const worker = new SpillWorker(s.client, {
+      store: new FileSpillStore(dir),
+      groupId: `workers-${s.config.groupId}`,
+      source: (r) =>
+        (transcripts.get(r.sessionId) ?? []).slice(r.range.start, r.range.end).join('\n'),
+    });
+    await worker.start();
+    try {
+      const session = s.client.session(`oob-${s.config.groupId}`);
+      await session.open(policy('TURNS', 12));
+      transcripts.set(session.sessionId, []);
+      for (let t = 0; t < 52; t++) {
+        transcripts.get(session.sessionId)!.push(`turn ${t}`);
+        await session.appendTurn({ role: 'USER', tokens: 10, pins: t === 1 ? ['CONSTRAINT'] : [] });
+      }
+      await session.truncated({ unit: 'TURNS', range: { start: 0, end: 8 } });
+      const seen: string[] = [];
+      const verdict = await session.requestCompaction(
+        { requestId: 'c', summaryInput: { start: 8, end: 40 }, tailStart: 40 },
+        {
+          awaitSpill: { pollMs: 200, timeoutMs: 30_000 },
+          onVerdict: (v) => seen.push(`${v.decision}/${v.action}`),
+        },
+      );
+      expect(verdict).toMatchObject({ decision: 'APPROVE', basis: 'LOSSLESS_SPILL' });
+      expect(seen[0]).toBe('REFUSE/SPILL');
+      expect(worker.answered).toBeGreaterThanOrEqual(1);
+      // The worker's SpillCompleted took no seq: the processor's last seq is the orchestrator's.
+      const view = await viewUntil(s, session.sessionId, (v) => v.lastSeq === session.seq - 1);
+      expect(view).toMatchObject({
+        gapHead: null,
+        spilled: [{ unit: 'TURNS', start: 0, end: 52 }],
+      });
+    } finally {
+      await worker.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("an operator's out-of-band LossAcknowledged is the way out of a HALT; the orchestrator's seq carries on", async () => {
+    const session = s.client.session(`ack-${s.config.groupId}`);
+    await session.open(policy('TURNS', 2, 'DISABLED'));
+    for (let t = 0; t < 10; t++) await session.appendTurn({ role: 'USER', tokens: 10 });
+    await session.truncated({ unit: 'TURNS', range: { start: 0, end: 3 } });
+    const request = { requestId: 'c', summaryInput: { start: 3, end: 6 }, tailStart: 6 };
+    expect(await session.requestCompaction(request)).toMatchObject({
+      decision: 'REFUSE',
+      action: 'HALT',
+    });
+    await s.client.outOfBand({
+      type: 'LossAcknowledged',
+      sessionId: session.sessionId,
+      unit: 'TURNS',
+      range: { start: 0, end: 3 },
+      by: 'oncall@example.com',
+      reason: 'turns 0-2 were small talk',
+    });
+    // Out of band and in band are not ordered with each other: ask until the write-off counts.
+    let verdict = await session.requestCompaction(request);
+    for (let i = 0; i < 20 && verdict.decision !== 'APPROVE'; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      verdict = await session.requestCompaction(request);
+    }
+    expect(verdict).toMatchObject({ decision: 'APPROVE', basis: 'LOSS_ACKNOWLEDGED' });
+    const view = await viewUntil(s, session.sessionId, (v) => v.lastSeq === session.seq - 1);
+    expect(view).toMatchObject({ gapHead: null });
   });
 
   it('bad use is refused before anything is sent, with the field named', async () => {

@@ -134,6 +134,8 @@ export class GuardedSession {
   /** Per requestId with the same ranges, the seqs sent since the last non-request event. */
   private attempts = new Map<string, { ranges: string; seqs: number[] }>();
   private readonly now: () => number;
+  /** requestIds whose verdict this session is waiting for. */
+  private readonly waiting = new Set<string>();
 
   /** @internal use GuardClient.session / GuardClient.resume */
   constructor(
@@ -409,18 +411,30 @@ export class GuardedSession {
     timeoutMs = this.client.verdictTimeoutMs,
   ): Promise<Verdict> {
     let verdict!: Promise<Verdict>;
+    let registered = false;
+    let timedOut = false;
     const sent = this.call(
       () => {
+        // Timed out while earlier calls of the session were still queued: send nothing.
+        if (timedOut) throw new GuardTimeoutError(this.sessionId, request.requestId, timeoutMs);
         const unit = this.requestUnit(request.unit, 'requestCompaction');
         requireId('requestId', request.requestId);
         this.requireRequestRanges(unit, request.summaryInput, request.tailStart);
         if (request.occupancyTokens != null)
           requireSize('occupancyTokens', request.occupancyTokens, 0);
+        if (this.waiting.has(request.requestId))
+          throw new GuardUsageError(
+            'requestId',
+            `${JSON.stringify(request.requestId)} is already waiting for its verdict`,
+          );
         const ranges = JSON.stringify([unit, request.summaryInput, request.tailStart]);
         const previous = this.attempts.get(request.requestId);
         const seqs =
           previous?.ranges === ranges ? [...previous.seqs, this.nextSeq] : [this.nextSeq];
         verdict = this.client.expectVerdict(this.sessionId, request.requestId, seqs);
+        verdict.catch(() => undefined); // awaited below; a close() may reject it before that
+        this.waiting.add(request.requestId);
+        registered = true;
         this.attempts.set(request.requestId, { ranges, seqs });
         return {
           type: 'CompactionRequested',
@@ -437,19 +451,19 @@ export class GuardedSession {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        this.client.forgetVerdict(this.sessionId, request.requestId);
+        timedOut = true;
+        if (registered) this.client.forgetVerdict(this.sessionId, request.requestId);
         reject(new GuardTimeoutError(this.sessionId, request.requestId, timeoutMs));
       }, timeoutMs);
     });
     try {
       await Promise.race([sent, timeout]);
-      const v = await Promise.race([verdict, timeout]);
-      return v;
+      return await Promise.race([verdict, timeout]);
     } catch (e) {
-      if (!(e instanceof GuardTimeoutError))
-        this.client.forgetVerdict(this.sessionId, request.requestId);
+      if (registered) this.client.forgetVerdict(this.sessionId, request.requestId);
       throw e;
     } finally {
+      if (registered) this.waiting.delete(request.requestId);
       clearTimeout(timer);
     }
   }
@@ -481,7 +495,13 @@ export class GuardedSession {
       apply?.();
       if (!isRequest) this.attempts.clear();
       this.pending.push(event);
-      if (this.options.persist) await this.options.persist(this.snapshot());
+      try {
+        if (this.options.persist) await this.options.persist(this.snapshot());
+      } catch (e) {
+        // Counted but neither persisted nor sent: only a resume from the last snapshot is safe.
+        this.failed = e as Error;
+        throw e;
+      }
       const ack = this.client.send(event).then(
         () => {
           this.pending = this.pending.filter((p) => p !== event);

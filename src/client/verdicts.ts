@@ -10,11 +10,13 @@ import type { Verdict } from '../engine/outputs';
 import type { RegistryCodec } from '../registry/codec';
 import { verdictType } from '../schema/schemas';
 import { WireDecoder } from './wire';
+import { GuardClosedError } from './errors';
 
 /** Waits for a verdict whose inputSeq is one of `seqs` (all sends of one requestId). */
 interface Waiter {
   seqs: Set<number>;
   resolve: (v: Verdict) => void;
+  reject: (e: Error) => void;
 }
 
 const key = (sessionId: string, requestId: string) => `${sessionId}\u0000${requestId}`;
@@ -77,9 +79,14 @@ export class VerdictListener {
     ]).finally(() => clearTimeout(timer));
   }
 
+  /** Stops consuming; requests still waiting fail with GuardClosedError (no verdict: no compaction). */
   async stop(): Promise<void> {
     await this.consumer?.disconnect();
     this.consumer = null;
+    for (const w of this.waiters.values())
+      w.reject(new GuardClosedError('the client was closed before the verdict came'));
+    this.waiters.clear();
+    this.sessions.clear();
   }
 
   /**
@@ -91,8 +98,8 @@ export class VerdictListener {
     const k = key(sessionId, requestId);
     if (this.waiters.has(k)) throw new Error(`already waiting for ${sessionId} / ${requestId}`);
     this.sessions.set(sessionId, (this.sessions.get(sessionId) ?? 0) + 1);
-    return new Promise<Verdict>((resolve) => {
-      this.waiters.set(k, { seqs: new Set(seqs), resolve });
+    return new Promise<Verdict>((resolve, reject) => {
+      this.waiters.set(k, { seqs: new Set(seqs), resolve, reject });
     });
   }
 

@@ -333,4 +333,24 @@ describe('GuardClient without a processor', () => {
     }
     expect(() => client.session('after')).toThrow(GuardClosedError);
   });
+
+  it('closing the client fails the requests still waiting (GuardClosedError: no verdict, no compaction); the same requestId twice at once is bad use', async () => {
+    const client = await clientFor(testConfig(), { verdictTimeoutMs: 60_000 });
+    const session = client.session('closing');
+    await session.open(policy('TURNS', 1));
+    await session.appendTurn({ role: 'USER', tokens: 5 });
+    const ask = { requestId: 'r', summaryInput: { start: 0, end: 1 }, tailStart: 1 };
+    const waiting = session.requestCompaction(ask).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    await expect(session.requestCompaction(ask)).rejects.toMatchObject({
+      name: 'GuardUsageError',
+      field: 'requestId',
+    });
+    const t0 = Date.now();
+    await client.close();
+    expect(await waiting).toBeInstanceOf(GuardClosedError);
+    expect(Date.now() - t0).toBeLessThan(30_000);
+  });
 });

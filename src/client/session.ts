@@ -119,6 +119,12 @@ export interface SessionOptions {
 }
 
 const MAX_SPILLS = 2;
+/**
+ * Most events of one session in flight (sent, not yet acknowledged). A resume sends them again,
+ * and the processor recognises a resend only among the eventIds of the 32 highest seqs it
+ * accepted (contract §4): with at most 16 in flight every resend is within that window.
+ */
+export const MAX_IN_FLIGHT = 16;
 
 export class GuardedSession {
   private nextSeq = 0;
@@ -134,6 +140,8 @@ export class GuardedSession {
   /** Per requestId with the same ranges, the seqs sent since the last non-request event. */
   private attempts = new Map<string, { ranges: string; seqs: number[] }>();
   private readonly now: () => number;
+  /** Acknowledgements still to come, oldest first (at most MAX_IN_FLIGHT). */
+  private inFlight: Promise<void>[] = [];
   /** requestIds whose verdict this session is waiting for. */
   private readonly waiting = new Set<string>();
 
@@ -475,6 +483,7 @@ export class GuardedSession {
    */
   private call(build: () => EventBody, apply?: () => void, isRequest = false): Promise<void> {
     const run = this.chain.then(async () => {
+      while (this.inFlight.length >= MAX_IN_FLIGHT) await this.inFlight[0]!.catch(() => undefined);
       if (this.failed)
         throw new GuardSendError(
           `session ${this.sessionId}: an earlier send failed (${this.failed.message}); resume it from its snapshot`,
@@ -513,6 +522,15 @@ export class GuardedSession {
           });
         },
       );
+      this.inFlight.push(ack);
+      void ack
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .finally(() => {
+          this.inFlight = this.inFlight.filter((a) => a !== ack);
+        });
       return { ack };
     });
     // The next call waits only until this one's event is queued, not for its acknowledgement.

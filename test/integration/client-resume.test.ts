@@ -14,7 +14,13 @@ import { stack, type Stack, viewUntil } from './client/harness';
 jest.setTimeout(240_000);
 
 /** Runs the child orchestrator until it has reported `atLeast` turns more than `from`, then kills it. */
-function runAndKill(s: Stack, file: string, sessionId: string, from: number): Promise<number> {
+function runAndKill(
+  s: Stack,
+  file: string,
+  sessionId: string,
+  from: number,
+  delayMs: number,
+): Promise<number> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', path.join(__dirname, 'client', 'orchestrator-child.ts')],
@@ -31,15 +37,22 @@ function runAndKill(s: Stack, file: string, sessionId: string, from: number): Pr
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve, reject) => {
+    let reported = from;
+    let killing = false;
     child.stdout.on('data', (d: Buffer) => {
       const last = /turns (\d+)\s*$/.exec(d.toString());
-      if (last && Number(last[1]) >= from + 30) {
-        child.kill('SIGKILL');
-        resolve(Number(last[1]));
+      if (last) reported = Number(last[1]);
+      if (!killing && reported >= from + 30) {
+        killing = true;
+        // 0: in the pause after a batch (every event of it accepted, all still pending in the
+        // snapshot); 15 ms: while the next 40 calls are in flight.
+        setTimeout(() => child.kill('SIGKILL'), delayMs);
       }
     });
+    // Resolved only once it is gone: the next orchestrator must not meet it at the snapshot.
     child.on('exit', (code, signal) => {
-      if (signal !== 'SIGKILL') reject(new Error(`child exited ${code}: ${stderr}`));
+      if (signal === 'SIGKILL') resolve(reported);
+      else reject(new Error(`child exited ${code}: ${stderr}`));
     });
   });
 }
@@ -60,7 +73,7 @@ describe('GuardedSession.resume after the orchestrator is killed', () => {
     const sessionId = `resume-${s.config.groupId}`;
     const file = path.join(dir, 'snapshot.json');
     let turns = 0;
-    for (let cycle = 0; cycle < 3; cycle++) turns = await runAndKill(s, file, sessionId, turns);
+    for (const delayMs of [0, 15, 0]) turns = await runAndKill(s, file, sessionId, turns, delayMs);
     const snapshot = JSON.parse(readFileSync(file, 'utf8')) as SessionSnapshot;
     const session = await s.client.resume(snapshot);
     for (let i = 0; i < 10; i++) await session.appendTurn({ role: 'ASSISTANT', tokens: 3 });

@@ -1,7 +1,8 @@
 /**
  * A minimal orchestrator process for the resume test: it persists its session's snapshot before
  * every event (temp file + rename), resumes from it when the file exists, and appends turns
- * five at a time until it is killed. Prints `turns N` after each acknowledged batch.
+ * 40 calls at a time (more than the 32 seqs whose eventIds the processor remembers: the
+ * session keeps at most MAX_IN_FLIGHT unacknowledged) until it is killed. Prints `turns N` after each acknowledged batch.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { GuardClient, type SessionSnapshot } from '../../../src/client';
@@ -24,9 +25,12 @@ async function main(): Promise<void> {
   if (session.seq === 0) await session.open(policy('TURNS', 4));
   for (;;) {
     const batch = [];
-    for (let i = 0; i < 5; i++) batch.push(session.appendTurn({ role: 'USER', tokens: 7 + i }));
+    for (let i = 0; i < 40; i++)
+      batch.push(session.appendTurn({ role: 'USER', tokens: 7 + (i % 5) }));
     await Promise.all(batch);
     process.stdout.write(`turns ${session.turns}\n`);
+    // A pause between batches: all acknowledged, the last snapshot still lists the batch as pending.
+    await new Promise((r) => setTimeout(r, 30));
   }
 }
 

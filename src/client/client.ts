@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { ContextEvent, LossAcknowledged, SpillCompleted, SpillFailed } from '../engine/events';
 import { decodeEventJson } from '../schema/decodeEvent';
 import type { Verdict } from '../engine/outputs';
-import { kafkaClient } from '../kafka/client';
+import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import { ensureTopics } from '../kafka/topics';
 import { RegistryCodec } from '../registry/codec';
 import { resolveConnection } from './connection';
@@ -76,8 +76,25 @@ export class GuardClient {
     this.resolved = config;
     const kafka = kafkaClient(config.brokers, `${config.clientId}-client`, this.log, config);
     this.kafka = kafka;
-    const admin = kafka.admin();
-    await admin.connect();
+    // As `run`: wrong credentials or an untrusted certificate fail at once, with the setting.
+    await checkKafkaSecurity(config.brokers, `${config.clientId}-client`, this.log, config);
+    // A few quick retries, not kafkajs' ~1 minute: nobody there is a clear error now.
+    const admin = kafkaClient(
+      config.brokers,
+      `${config.clientId}-client`,
+      this.log,
+      config,
+      2,
+    ).admin();
+    try {
+      await admin.connect();
+    } catch (e) {
+      this.state = 'closed';
+      throw new Error(
+        `cannot reach Kafka at ${config.brokers.join(',')} (KAFKA_BROKERS): ${(e as Error).message}`,
+        { cause: e },
+      );
+    }
     try {
       // The processor creates the same topics the same way when it starts (whichever comes first).
       await ensureTopics(admin, config);
@@ -85,7 +102,16 @@ export class GuardClient {
       await admin.disconnect();
     }
     this.codec = RegistryCodec.fromConfig(config);
-    await this.codec.registerAll();
+    try {
+      await this.codec.registerAll();
+    } catch (e) {
+      this.state = 'closed';
+      this.codec.close();
+      throw new Error(
+        `schema registry at ${config.registryUrl} (SCHEMA_REGISTRY_URL): ${(e as Error).message}`,
+        { cause: e },
+      );
+    }
     // kafkajs' own setting for idempotence: retry until the broker takes the batch (a bounded
     // count could drop it and break the session's sequence); verdict waits have their timeout.
     this.producer = kafka.producer({

@@ -275,6 +275,24 @@ describe('GuardClient on a real Kafka, registry and processor', () => {
     expect(view).toMatchObject({ gapHead: null });
   });
 
+  it("format 'json': events as JSON records are decided the same (APPROVE at the same positions)", async () => {
+    const json = await clientFor(s.config, { format: 'json' });
+    try {
+      const session = json.session(`json-${s.config.groupId}`);
+      await session.open(policy('TOKENS', 100));
+      for (let t = 0; t < 10; t++) await session.appendTurn({ role: 'USER', tokens: 50 });
+      const t = session.startOf(8, 'TOKENS');
+      expect(t).toBe(400);
+      const v = await session.requestCompaction({
+        summaryInput: { start: 0, end: t },
+        tailStart: t,
+      });
+      expect(v).toMatchObject({ decision: 'APPROVE', basis: 'INVARIANT_HOLDS', inputSeq: 11 });
+    } finally {
+      await json.close();
+    }
+  });
+
   it('bad use is refused before anything is sent, with the field named', async () => {
     const session = s.client.session(`usage-${s.config.groupId}`);
     await expect(session.appendTurn({ role: 'USER', tokens: 10 })).rejects.toThrow(
@@ -351,6 +369,17 @@ describe('GuardClient without a processor', () => {
     const t0 = Date.now();
     await client.close();
     expect(await waiting).toBeInstanceOf(GuardClosedError);
+    expect(Date.now() - t0).toBeLessThan(30_000);
+  });
+
+  it('connect fails within seconds, naming the setting, when the broker or the registry cannot be reached', async () => {
+    const t0 = Date.now();
+    await expect(clientFor(testConfig({ brokers: ['127.0.0.1:1'] }))).rejects.toThrow(
+      /cannot reach Kafka at 127\.0\.0\.1:1 \(KAFKA_BROKERS\)/,
+    );
+    await expect(clientFor(testConfig({ registryUrl: 'http://127.0.0.1:2' }))).rejects.toThrow(
+      /schema registry at http:\/\/127\.0\.0\.1:2 \(SCHEMA_REGISTRY_URL\)/,
+    );
     expect(Date.now() - t0).toBeLessThan(30_000);
   });
 });

@@ -59,28 +59,40 @@ function keysInText(text: string): number {
 }
 
 /** Keys JSON.parse kept, over every object (a duplicate is kept once). */
-function keysInValue(value: unknown): number {
-  if (typeof value !== 'object' || value === null) return 0;
+function keysInValue(value: object): number {
   let n = 0;
   if (Array.isArray(value)) {
-    for (const item of value) n += keysInValue(item);
+    for (const item of value) if (typeof item === 'object' && item !== null) n += keysInValue(item);
     return n;
   }
   for (const key in value) {
-    n += 1 + keysInValue((value as Record<string, unknown>)[key]);
+    n++;
+    const item = (value as Record<string, unknown>)[key];
+    if (typeof item === 'object' && item !== null) n += keysInValue(item);
   }
+  return n;
+}
+
+/** Colons anywhere in the text, inside strings too. */
+function colonsIn(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf(':'); i >= 0; i = text.indexOf(':', i + 1)) n++;
   return n;
 }
 
 /**
  * Every repeated key of a text that `JSON.parse` accepted as `parsed`, in text order (empty when
- * none). The common case (no duplicate) costs two counts: JSON.parse keeps one key per distinct
- * name in an object, so the counts differ exactly when some object repeats a key. Only then is
- * the text walked object by object to name them.
+ * none). JSON.parse keeps one key per distinct name in an object, so some object repeats a key
+ * exactly when the text has more keys than the value. The common case costs a walk of the value
+ * and a count of colons: every key is followed by one, and outside strings only keys are, so
+ * when the text has no more colons than the value has keys, no key was written twice. Otherwise
+ * (a colon inside a string, or a repeat) the keys are counted properly, and only a real repeat
+ * walks the text object by object to name it.
  */
 export function findDuplicateKeys(text: string, parsed: unknown): DuplicateKey[] {
   if (typeof parsed !== 'object' || parsed === null) return [];
-  if (keysInText(text) === keysInValue(parsed)) return [];
+  const kept = keysInValue(parsed);
+  if (colonsIn(text) === kept || keysInText(text) === kept) return [];
   return locateDuplicateKeys(text);
 }
 

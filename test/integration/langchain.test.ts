@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import { createAgent, tool } from 'langchain';
-import { FileSpillStore, type SpillStore } from '../../src/client';
+import { FileSpillStore, type GuardedSession, type SpillStore } from '../../src/client';
 import type { Verdict } from '../../src/engine/outputs';
 import {
   CompactionRefusedError,
@@ -28,6 +28,47 @@ jest.setTimeout(240_000);
 const RULE = 'You must never delete anything under /prod. Check the 25 log files one by one.';
 const ROUNDS = 25;
 
+/** The agent's model: per conversation, 25 tool calls then a final answer. */
+function scriptedModel(conversations = 1) {
+  const model = fakeModel();
+  for (let c = 0; c < conversations; c++) {
+    // Explicit messages: respondWithTools would derive each call's content from the whole input.
+    for (let i = 0; i < ROUNDS; i++)
+      model.respond(
+        new AIMessage({
+          content: `Reading app-${i}.log`,
+          tool_calls: [
+            {
+              name: 'read_log',
+              args: { file: `app-${i}.log` },
+              id: `call-${c}-${i}`,
+              type: 'tool_call',
+            },
+          ],
+        }),
+      );
+    model.respond(new AIMessage('All 25 files checked; nothing under /prod was touched.'));
+  }
+  return model;
+}
+
+function summaryModel(times = 10) {
+  const summarizer = fakeModel();
+  for (let i = 0; i < times; i++)
+    summarizer.respond(new AIMessage(`Summary ${i}: logs read so far look fine.`));
+  return summarizer;
+}
+
+/** ~1,000 tokens of log per call. */
+const readLog = tool(
+  async ({ file }: { file: string }) => `${file}: ${'INFO request served in 12 ms; '.repeat(130)}`,
+  {
+    name: 'read_log',
+    description: 'Reads one log file',
+    schema: { type: 'object', properties: { file: { type: 'string' } }, required: ['file'] },
+  },
+);
+
 /** 25 tool rounds of ~1,000-token results, then a final answer; a summary model that always answers. */
 async function converse(
   s: Stack,
@@ -36,34 +77,8 @@ async function converse(
   store: SpillStore,
   guard: Pick<GuardedSummarizationOptions, 'policy' | 'onRefusal'> = {},
 ) {
-  const model = fakeModel();
-  // Explicit messages: respondWithTools would derive each call's content from the whole input.
-  for (let i = 0; i < ROUNDS; i++)
-    model.respond(
-      new AIMessage({
-        content: `Reading app-${i}.log`,
-        tool_calls: [
-          { name: 'read_log', args: { file: `app-${i}.log` }, id: `call-${i}`, type: 'tool_call' },
-        ],
-      }),
-    );
-  model.respond(new AIMessage('All 25 files checked; nothing under /prod was touched.'));
-  const summarizer = fakeModel();
-  for (let i = 0; i < 10; i++)
-    summarizer.respond(new AIMessage(`Summary ${i}: logs read so far look fine.`));
-  const readLog = tool(
-    async ({ file }: { file: string }) =>
-      `${file}: ${'INFO request served in 12 ms; '.repeat(130)}`,
-    {
-      name: 'read_log',
-      description: 'Reads one log file',
-      schema: {
-        type: 'object',
-        properties: { file: { type: 'string' } },
-        required: ['file'],
-      },
-    },
-  );
+  const model = scriptedModel();
+  const summarizer = summaryModel();
   const refusals: GuardRefusal[] = [];
   const also = guard.onRefusal === 'throw' ? undefined : guard.onRefusal;
   const writes: string[] = [];
@@ -204,5 +219,44 @@ describe('langchain createAgent with guarded summarization, through the real pro
     );
     expect(err).toBeInstanceOf(CompactionRefusedError);
     expect((err as CompactionRefusedError).refusal.verdict).toMatchObject({ action: 'HALT' });
+  });
+
+  it('one agent, two threads: the session function gives each thread_id its own session, each refused, spilled and approved on its own', async () => {
+    const store = new FileSpillStore(dir);
+    const sessions = new Map<string, GuardedSession>();
+    const verdicts: Verdict[] = [];
+    const agent = createAgent({
+      model: scriptedModel(2),
+      tools: [readLog],
+      middleware: [
+        guardedSummarization({
+          summarization: { model: summaryModel(), trigger: { tokens: 20_000 } },
+          session: (rt) => {
+            const thread = `lc-thread-${rt.configurable?.thread_id}-${s.config.groupId}`;
+            if (!sessions.has(thread)) sessions.set(thread, s.client.session(thread));
+            return sessions.get(thread)!;
+          },
+          spill: store,
+          onVerdict: (v) => verdicts.push(v),
+        }),
+      ],
+    });
+    for (const thread_id of ['a', 'b'])
+      await agent.invoke(
+        { messages: [new HumanMessage(RULE)] },
+        { recursionLimit: 500, configurable: { thread_id } },
+      );
+    expect([...sessions.keys()]).toHaveLength(2);
+    for (const session of sessions.values()) {
+      const mine = verdicts.filter((v) => v.sessionId === session.sessionId);
+      expect(mine.map((v) => `${v.decision}/${v.action}`)).toEqual([
+        'REFUSE/SPILL',
+        'APPROVE/NONE',
+      ]);
+      expect(mine[1]).toMatchObject({ basis: 'LOSSLESS_SPILL' });
+      // Each session followed its own thread only: a turn per message seen before a model call
+      // (the rule, 25 tool calls and their results; the final answer comes after the last one).
+      expect(session.turns).toBe(1 + 2 * ROUNDS);
+    }
   });
 });

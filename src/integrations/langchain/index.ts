@@ -7,6 +7,6 @@ export {
   guardedSummarization,
   LANGCHAIN_DEFAULT_TRIM_TOKENS,
 } from './middleware';
-export type { GuardRefusal, GuardedSummarizationOptions } from './middleware';
+export type { GuardRefusal, GuardRuntime, GuardedSummarizationOptions } from './middleware';
 export { defaultPins, roleOf, RULE_WORDS } from './pins';
 export type { ClassifyContext, PinClassifier } from './pins';

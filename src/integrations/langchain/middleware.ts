@@ -5,12 +5,7 @@
  * lets the summary through only on APPROVE; a REFUSE with action SPILL is answered by spilling
  * the full history and asking again; anything else keeps the history intact and is surfaced.
  */
-import {
-  type BaseMessage,
-  HumanMessage,
-  mapChatMessagesToStoredMessages,
-  trimMessages,
-} from '@langchain/core/messages';
+import { type BaseMessage, HumanMessage, trimMessages } from '@langchain/core/messages';
 import {
   countTokensApproximately,
   createMiddleware,
@@ -23,7 +18,8 @@ import type { Verdict } from '../../engine/outputs';
 import { GuardTimeoutError, GuardUsageError } from '../../client/errors';
 import type { GuardedSession, TranscriptRange } from '../../client/session';
 import type { SpillStore } from '../../client/spill';
-import { defaultPins, type PinClassifier, roleOf } from './pins';
+import { Conversation, type TokenCounter } from './conversation';
+import { defaultPins, type PinClassifier } from './pins';
 
 /**
  * langchain's `trimTokensToSummarize` when none is given (DEFAULT_TRIM_TOKEN_LIMIT in
@@ -32,8 +28,6 @@ import { defaultPins, type PinClassifier, roleOf } from './pins';
 export const LANGCHAIN_DEFAULT_TRIM_TOKENS = 4000;
 /** langchain's default `keep: { messages: 20 }`. */
 const LANGCHAIN_DEFAULT_KEEP_MESSAGES = 20;
-
-type TokenCounter = (messages: BaseMessage[]) => number | Promise<number>;
 
 /** Why a summary was held back: a refusal, or no verdict (fail closed). */
 export interface GuardRefusal {
@@ -62,8 +56,12 @@ export class CompactionRefusedError extends Error {
 export interface GuardedSummarizationOptions {
   /** langchain's summarization options, passed to its `summarizationMiddleware` unchanged. */
   summarization: SummarizationMiddlewareConfig;
-  /** The guard's session for this conversation (opened on first use if it is new). */
-  session: GuardedSession;
+  /**
+   * The guard's session of the conversation (opened on first use if it is new): one session, or
+   * a function of the run (e.g. `(rt) => sessions.get(rt.configurable?.thread_id)`) returning
+   * the same GuardedSession object for every run of one thread, for an agent serving many.
+   */
+  session: GuardedSession | ((runtime: GuardRuntime) => GuardedSession);
   /** Where the full history goes when the guard asks for a spill. */
   spill: SpillStore;
   /**
@@ -85,12 +83,13 @@ export interface GuardedSummarizationOptions {
   onVerdict?: (verdict: Verdict) => void;
 }
 
-/** Where a message of the agent's state stands in the session. */
-type Entry = { kind: 'turn'; turn: number } | { kind: 'summary' };
-
-interface Runtime {
+/** What the middleware reads of langchain's runtime. */
+export interface GuardRuntime {
   context?: { tokenCounter?: TokenCounter; trimTokensToSummarize?: number };
+  /** LangGraph's run configuration: `thread_id` names the conversation. */
+  configurable?: { thread_id?: string; [key: string]: unknown };
 }
+type Runtime = GuardRuntime;
 interface State {
   messages: BaseMessage[];
 }
@@ -123,7 +122,7 @@ function defaultPolicy(c: SummarizationMiddlewareConfig, given: Partial<Policy> 
 
 /**
  * Use in place of `summarizationMiddleware(options.summarization)` in `createAgent`'s
- * `middleware`. One per conversation: it follows one session's messages.
+ * `middleware`. It follows each session's messages (one session, or one per thread).
  */
 export function guardedSummarization(options: GuardedSummarizationOptions) {
   const inner = summarizationMiddleware(options.summarization);
@@ -132,47 +131,20 @@ export function guardedSummarization(options: GuardedSummarizationOptions) {
     : (inner.beforeModel as { hook: unknown } | undefined)?.hook) as unknown as Hook;
   const policy = defaultPolicy(options.summarization, options.policy);
   const unit = policy.floor.unit;
-  const session = options.session;
   const classify = options.pins ?? defaultPins;
-  const byId = new Map<string, Entry>();
-  /** Each turn's message, serialized losslessly (what a spill writes). */
-  const transcript: string[] = [];
-  let verbatimStart = 0;
-  let opened = session.seq > 0;
+  const conversations = new WeakMap<GuardedSession, Conversation>();
+  const conversationOf = (runtime: Runtime): Conversation => {
+    const session =
+      typeof options.session === 'function' ? options.session(runtime) : options.session;
+    let c = conversations.get(session);
+    if (!c) conversations.set(session, (c = new Conversation(session, policy, classify)));
+    return c;
+  };
 
   const counterOf = (runtime: Runtime): TokenCounter =>
     runtime.context?.tokenCounter ??
     (options.summarization.tokenCounter as TokenCounter | undefined) ??
     countTokensApproximately;
-
-  const span = (m: BaseMessage): Span => {
-    const e = byId.get(m.id!)!;
-    if (e.kind === 'summary') return { start: 0, end: verbatimStart };
-    return { start: session.startOf(e.turn, unit), end: session.startOf(e.turn + 1, unit) };
-  };
-
-  /** Every message not seen before becomes a turn (ids are given as langchain gives them). */
-  async function follow(messages: BaseMessage[], count: TokenCounter): Promise<void> {
-    if (!opened) {
-      await session.open(policy);
-      opened = true;
-    }
-    for (let index = 0; index < messages.length; index++) {
-      const m = messages[index]!;
-      m.id ??= randomUUID();
-      if (byId.has(m.id)) continue;
-      const role = roleOf(m);
-      const tokens = Math.max(1, Math.ceil(await count([m])));
-      const p = await session.appendTurn({
-        role,
-        tokens,
-        messages: 1,
-        pins: classify(m, { role, index, messages }),
-      });
-      byId.set(m.id, { kind: 'turn', turn: p.turn });
-      transcript[p.turn] = JSON.stringify(mapChatMessagesToStoredMessages([m])[0]);
-    }
-  }
 
   /**
    * What the summarizer saw of `toSummarize`: the longest run of whole messages ending at the
@@ -218,7 +190,10 @@ export function guardedSummarization(options: GuardedSummarizationOptions) {
 
   const beforeModel = async (state: State, runtime: Runtime) => {
     const count = counterOf(runtime);
-    await follow(state.messages, count);
+    const conversation = conversationOf(runtime);
+    const { session } = conversation;
+    const span = (m: BaseMessage) => conversation.span(m);
+    await conversation.follow(state.messages, count);
     const update = (await innerHook(state, runtime)) as { messages: BaseMessage[] } | undefined;
     if (!update) return update;
     const messages = state.messages;
@@ -248,7 +223,10 @@ export function guardedSummarization(options: GuardedSummarizationOptions) {
         {
           ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
           ...(options.onVerdict ? { onVerdict: options.onVerdict } : {}),
-          spill: { store: options.spill, transcript: (r: TranscriptRange) => transcriptLines(r) },
+          spill: {
+            store: options.spill,
+            transcript: (r: TranscriptRange) => conversation.lines(r),
+          },
         },
       );
     } catch (e) {
@@ -268,22 +246,9 @@ export function guardedSummarization(options: GuardedSummarizationOptions) {
       return undefined; // the history stays as it is
     }
     await session.committed({ requestId, unit, summaryInput, tailStart });
-    // The summary now stands for [0, tailStart); the kept messages keep their turns.
-    verbatimStart = Math.max(verbatimStart, tailStart);
-    const keptEntries = preserved.map((m) => [m.id!, byId.get(m.id!)!] as const);
-    byId.clear();
-    summary.id ??= randomUUID();
-    byId.set(summary.id, { kind: 'summary' });
-    for (const [id, e] of keptEntries) byId.set(id, e);
+    conversation.summarized(summary, preserved, tailStart);
     return update;
   };
-
-  function transcriptLines(r: TranscriptRange): string {
-    return transcript
-      .slice(r.firstTurn, r.endTurn)
-      .map((line) => `${line}\n`)
-      .join('');
-  }
 
   // Typed as langchain's own middleware: same context schema (runtime.context overrides), and
   // createAgent infers nothing else from it.

@@ -1,5 +1,5 @@
 # compaction-guard processor / simulator image.
-FROM node:20-bookworm-slim AS build
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
@@ -8,7 +8,7 @@ COPY src ./src
 COPY schemas ./schemas
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 # A larger young generation: fewer scavenges of per-record garbage (README, "Running against a cluster").

@@ -2,11 +2,15 @@
 import { Command } from 'commander';
 import { InputError, openInputs, runAudit } from './audit';
 import { ENGINE_VERSION } from '../engine/version';
-import { DEFAULTS, ENV_NAMES, ConfigError, SECRET_KEYS, kebab } from '../config/config';
+import { DEFAULTS, ENV_NAMES, SECRET_KEYS, kebab } from '../config/config';
 import { runCommand } from './run';
-import { KafkaSecurityError } from '../kafka/client';
-import { RegistryAuthError } from '../registry/codec';
+import { exitCodeHelp } from '../errors';
+import { reportStartupFailure } from './failures';
 import { simulate } from './simulate';
+import { tailCommand } from './tail';
+import { inspectCommand } from './inspect';
+import { acknowledgeCommand } from './acknowledge';
+import { parseSimulateOptions } from './simulateOptions';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -63,24 +67,18 @@ export function buildProgram(): Command {
   run.addHelpText(
     'after',
     '\nSecrets (*_PASSWORD, CG_HTTP_SESSIONS_TOKEN) can be read from a file named by <ENV>_FILE; they are never logged.' +
-      '\nExit status: 2 invalid configuration; 3 Kafka authentication or TLS failed, or the registry rejected the credentials.',
+      '\nA failed start-up prints one line (the setting, what was tried, what to do; the stack with CG_LOG_LEVEL=debug).' +
+      `\nExit status:\n${exitCodeHelp()}`,
   );
   run.action(async (opts: Record<string, string | undefined>) => {
     try {
       await runCommand(opts);
     } catch (e) {
-      if (e instanceof ConfigError) {
-        process.stderr.write(`compaction-guard run: invalid configuration: ${e.message}\n`);
-        process.exitCode = 2;
-        return;
-      }
-      if (e instanceof KafkaSecurityError || e instanceof RegistryAuthError) {
-        // Wrong credentials or an untrusted certificate: retrying or a stack trace do not help.
-        process.stderr.write(`compaction-guard run: ${e.message}\n`);
-        process.exitCode = 3;
-        return;
-      }
-      throw e;
+      const level = opts.logLevel ?? process.env.CG_LOG_LEVEL ?? '';
+      const debug = level === 'debug' || level === 'trace';
+      process.exitCode = reportStartupFailure('run', e, debug, (s) => process.stderr.write(s));
+      // Whatever start-up left (a kafkajs retry timer, a socket) must not keep the process up.
+      process.exit();
     }
   });
   program
@@ -88,46 +86,54 @@ export function buildProgram(): Command {
     .description(
       'Produce a deterministic simulated fleet of agent sessions to the input topic (demos, tests, benchmarks).',
     )
-    .option('--brokers <list>', 'env KAFKA_BROKERS (required)')
+    .option('--brokers <list>', 'env KAFKA_BROKERS (default: a running `npm start`)')
     .option('--registry-url <url>', 'env SCHEMA_REGISTRY_URL (required for --format avro)')
     .option('--input-topic <topic>', 'env CG_INPUT_TOPIC (default: agent.context-changes)')
     .option('--sessions <n>', 'sessions live at once', '200')
     .option('--events <n>', 'total events to produce', '100000')
-    .option('--seed <n>', 'PRNG seed: the same seed gives the same events', '1')
+    .option(
+      '--seed <n>',
+      'PRNG seed, 0 to 4294967295: with --replay and --session-prefix, the same seed gives the same events',
+      '1',
+    )
     .option('--rate <n>', 'events per second', '2000')
-    .option('--faulty-share <x>', 'share of orchestrators that truncate before compacting', '0.1')
+    .option(
+      '--faulty-share <x>',
+      'share of orchestrators (0 to 1) that truncate before compacting',
+      '0.1',
+    )
     .option(
       '--no-spill-ack',
       'faulty orchestrators do not answer spill requests with SpillCompleted',
     )
     .option('--format <fmt>', 'avro (registry wire format) or json', 'avro')
+    .option(
+      '--session-prefix <p>',
+      'session ids are <p>-<n> (default: sim-<unique per run>, so a second run is new sessions, not a replay of the first)',
+    )
+    .option(
+      '--replay',
+      "stamp occurredAt from the model's clock (2026-01-01, 1 ms per event) instead of the wall clock at send time",
+    )
+    .addHelpText('after', '\nExit status: 0 done or stopped by SIGINT/SIGTERM; 2 invalid options.')
     .action(async (opts: Record<string, string | boolean | undefined>) => {
-      const num = (k: string) => {
-        const n = Number(opts[k]);
-        if (!Number.isFinite(n) || n <= 0)
-          throw new ConfigError(
-            `--${kebab(k)}: expected a positive number, got ${JSON.stringify(opts[k])}`,
-          );
-        return n;
-      };
-      const format = opts.format === 'json' ? 'json' : 'avro';
-      await simulate(
-        {
-          brokers: opts.brokers as string | undefined,
-          registryUrl: opts.registryUrl as string | undefined,
-          inputTopic: opts.inputTopic as string | undefined,
-        },
-        {
-          sessions: num('sessions'),
-          events: num('events'),
-          seed: num('seed'),
-          rate: num('rate'),
-          faultyShare: Number(opts.faultyShare),
-          spillAck: opts.spillAck !== false,
-          format,
-        },
-      );
+      try {
+        await simulate(
+          {
+            brokers: opts.brokers as string | undefined,
+            registryUrl: opts.registryUrl as string | undefined,
+            inputTopic: opts.inputTopic as string | undefined,
+          },
+          parseSimulateOptions(opts),
+        );
+      } catch (e) {
+        process.exitCode = reportStartupFailure('simulate', e, false, (s) =>
+          process.stderr.write(s),
+        );
+      }
     });
+  // On-call commands (prometheus/RUNBOOK.md), each in its own file.
+  program.addCommand(tailCommand()).addCommand(inspectCommand()).addCommand(acknowledgeCommand());
   return program;
 }
 

@@ -9,9 +9,11 @@ import { Registry } from 'prom-client';
 import type { Server } from 'node:http';
 import { Metrics } from '../metrics/metrics';
 import { RecentVerdicts } from '../http/recentVerdicts';
-import { createHttpServer, listen } from '../http/server';
+import { createHttpServer, ensurePortFree, listen } from '../http/server';
+import { StartupError } from '../errors';
 import { combineObservers } from '../kafka/observers';
 import type { ProcessorObserver } from '../kafka/partition';
+import { type Announcement, announceWhenReady } from './ready';
 
 export interface Running {
   processor: Processor;
@@ -35,10 +37,19 @@ export async function startProcessor(
   options: StartOptions = {},
 ): Promise<Running> {
   log.info({ config: redactConfig(config) }, 'configuration');
+  // Before the slow parts: a second instance on the same port fails now, not after 60 s of JVMs.
+  await ensurePortFree(config.httpHost, config.httpPort);
   let services: Services | null = null;
   if (config.brokers.length === 0) {
     log.info('no KAFKA_BROKERS set: starting an embedded local Kafka and schema registry');
-    services = await provideServices();
+    services = await provideServices().catch((e: unknown) => {
+      throw new StartupError(
+        'EMBEDDED_SERVICES_FAILED',
+        `the embedded local Kafka and schema registry did not start: ${(e as Error).message} ` +
+          '- see README "Quick start" for what they need, or set KAFKA_BROKERS and SCHEMA_REGISTRY_URL',
+        { cause: e },
+      );
+    });
     config = { ...config, brokers: services.brokers, registryUrl: services.registryUrl };
     log.info(
       { brokers: services.brokers, registryUrl: services.registryUrl, mode: services.mode },
@@ -47,7 +58,7 @@ export async function startProcessor(
   }
   const kafka = kafkaClient(config.brokers, config.clientId, log, config);
   try {
-    // Wrong credentials or an untrusted broker certificate: a clear error now, not retries.
+    // No broker, wrong credentials or an untrusted certificate: a clear error now, not retries.
     await checkKafkaSecurity(config.brokers, config.clientId, log, config);
   } catch (e) {
     await services?.stop();
@@ -80,9 +91,23 @@ export async function startProcessor(
       readinessProblems: () => (codec.unavailable === null ? [] : [codec.unavailable]),
     },
   );
-  const httpPort = await listen(server, config.httpHost, config.httpPort);
+  const httpPort = await listen(server, config.httpHost, config.httpPort).catch(
+    async (e: unknown) => {
+      await services?.stop();
+      throw e;
+    },
+  );
   log.info({ host: config.httpHost, port: httpPort }, 'http server listening');
-  await processor.start();
+  try {
+    await processor.start();
+  } catch (e) {
+    // Leave nothing behind: the consumer, the HTTP port and the embedded JVMs.
+    await processor.stop().catch(() => undefined);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    codec.close();
+    await services?.stop();
+    throw e;
+  }
   log.info({ group: config.groupId, input: config.inputTopic }, 'processor started');
   let stopping: Promise<void> | null = null;
   const running = processor;
@@ -96,15 +121,42 @@ export async function startProcessor(
   return { processor: running, config, metrics, httpPort, stop };
 }
 
+/** A stop that takes longer than this (a broker gone away first) ends the process anyway. */
+export const STOP_DEADLINE_MS = 25_000;
+
 export async function runCommand(flags: Record<string, string | undefined>): Promise<void> {
   const config = loadConfig(process.env, flags);
   requireRegistry(config);
   const log = createLogger(config.logLevel);
-  const running = await startProcessor(config, log);
-  const shutdown = (signal: string) => {
+  // Handlers from the first moment: a signal during start-up must stop as cleanly as later.
+  let running: Running | null = null;
+  let announcement: Announcement | null = null;
+  let stopRequested: NodeJS.Signals | null = null;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stopRequested !== null) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+    }
+    stopRequested = signal;
     log.info({ signal }, 'shutting down');
-    void running.stop().then(() => process.exit(0));
+    setTimeout(() => {
+      log.warn({ deadlineMs: STOP_DEADLINE_MS }, 'stop did not finish in time: exiting');
+      process.exit(1);
+    }, STOP_DEADLINE_MS).unref();
+    // During start-up there is nothing to stop gracefully yet: the exit hooks of
+    // src/services/processes.ts end the embedded JVMs.
+    if (running === null) process.exit(0);
+    announcement?.stop();
+    void running.stop().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        log.error({ err: e }, 'stop failed');
+        process.exit(1);
+      },
+    );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+  running = await startProcessor(config, log);
+  announcement = announceWhenReady(running, config.brokers.length === 0);
 }

@@ -1,10 +1,12 @@
 /** `compaction-guard simulate`: a deterministic fleet of orchestrators producing to the input topic. */
-import type { Message } from 'kafkajs';
-import { loadConfig } from '../config/config';
+import { type Message, Partitioners } from 'kafkajs';
+import { ConfigError, loadConfig } from '../config/config';
+import type { ContextEvent } from '../engine/events';
+import { noEmbeddedMessage, readEmbeddedState } from '../services/embedded';
 import { createLogger } from '../config/redact';
 import { kafkaClient } from '../kafka/client';
 import { RegistryCodec } from '../registry/codec';
-import { generateFleet } from '../sim';
+import { DEFAULT_START_TIME, generateFleet } from '../sim';
 
 export interface SimulateOptions {
   sessions: number;
@@ -14,27 +16,56 @@ export interface SimulateOptions {
   faultyShare: number;
   spillAck: boolean;
   format: 'avro' | 'json';
+  /** Session ids are `<prefix>-<n>`. */
+  sessionPrefix: string;
+  /**
+   * Stamp events with the model's clock (DEFAULT_START_TIME, 1 ms per event) instead of the
+   * wall clock at send time: the same seed and prefix then give the same events byte for byte.
+   */
+  replay: boolean;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The model's clock moves 1 ms per event whatever the rate, so its stamps drift from the time
+ * the processor decides (at 2,000 events/s they lie in the future; at 500/s they fall behind
+ * by seconds): verdict latency and grace periods would be fiction. A demo stamps real time.
+ */
+export function stampNow(e: ContextEvent, now = Date.now()): ContextEvent {
+  return { ...e, occurredAt: now };
+}
 
 export async function simulate(
   flags: Record<string, string | undefined>,
   o: SimulateOptions,
 ): Promise<number> {
-  const config = loadConfig(process.env, flags);
+  let config = loadConfig(process.env, flags);
   const log = createLogger(config.logLevel);
-  if (config.brokers.length === 0)
-    throw new Error('simulate needs KAFKA_BROKERS (--brokers): it produces to an existing cluster');
+  if (config.brokers.length === 0) {
+    // No brokers given: those of a running `npm start` (src/services/embedded.ts).
+    const embedded = readEmbeddedState();
+    if (embedded === null) throw new ConfigError(noEmbeddedMessage('simulate'));
+    config = {
+      ...config,
+      brokers: embedded.brokers,
+      registryUrl: config.registryUrl ?? embedded.registryUrl,
+    };
+  }
   const kafka = kafkaClient(config.brokers, `${config.clientId}-simulator`, log, config);
   if (o.format === 'avro' && config.registryUrl === null)
-    throw new Error('simulate --format avro needs SCHEMA_REGISTRY_URL (--registry-url)');
+    throw new ConfigError('simulate --format avro needs SCHEMA_REGISTRY_URL (--registry-url)');
   const codec = o.format === 'avro' ? RegistryCodec.fromConfig(config) : null;
   await codec?.registerAll();
   const producer = kafka.producer({
     idempotent: true,
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
+    // The partitioner kafkajs uses anyway (Java-compatible murmur2), named so that kafkajs does
+    // not warn about its v2 change; and an idempotent producer's unlimited retries (kafkajs
+    // warns that fewer may invalidate exactly-once delivery).
+    createPartitioner: Partitioners.DefaultPartitioner,
+    retry: { retries: Number.MAX_SAFE_INTEGER },
   });
   await producer.connect();
   const fleet = generateFleet({
@@ -43,7 +74,8 @@ export async function simulate(
     seed: o.seed,
     faultyShare: o.faultyShare,
     spillAck: o.spillAck,
-    startTime: Date.now(),
+    sessionPrefix: o.sessionPrefix,
+    startTime: DEFAULT_START_TIME,
   });
   const chunk = Math.max(1, Math.min(500, Math.ceil(o.rate / 10)));
   const started = Date.now();
@@ -57,9 +89,10 @@ export async function simulate(
       while (messages.length < chunk) {
         const r = fleet.next();
         if (r.done) break;
+        const event = o.replay ? r.value : stampNow(r.value);
         messages.push({
-          key: r.value.sessionId,
-          value: codec ? codec.encodeEvent(r.value) : JSON.stringify(r.value),
+          key: event.sessionId,
+          value: codec ? codec.encodeEvent(event) : JSON.stringify(event),
         });
       }
       if (messages.length === 0) break;
@@ -73,7 +106,12 @@ export async function simulate(
     await producer.disconnect();
   }
   log.info(
-    { sent, seconds: (Date.now() - started) / 1000, topic: config.inputTopic },
+    {
+      sent,
+      seconds: (Date.now() - started) / 1000,
+      topic: config.inputTopic,
+      sessionPrefix: o.sessionPrefix,
+    },
     'simulation done',
   );
   return sent;

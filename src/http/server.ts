@@ -10,6 +10,7 @@ import type { Registry } from 'prom-client';
 import type { Processor } from '../kafka/processor';
 import type { RecentVerdicts } from './recentVerdicts';
 import { sessionView } from './sessionView';
+import { StartupError } from '../errors';
 
 export interface HttpOptions {
   host: string;
@@ -89,8 +90,36 @@ async function handle(
 
 export async function listen(server: Server, host: string, port: number): Promise<number> {
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e: NodeJS.ErrnoException) => reject(portError(e, host, port)));
     server.listen(port, host, () => resolve());
   });
   return (server.address() as AddressInfo).port;
+}
+
+/**
+ * Fails at once when the HTTP port is taken, before anything slow (embedded JVMs, Kafka) is
+ * started: a second `npm start` next to a running one is the usual cause.
+ */
+export async function ensurePortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = createServer();
+  await listen(probe, host, port);
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
+function portError(e: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (e.code === 'EADDRINUSE')
+    return new StartupError(
+      'HTTP_PORT_UNAVAILABLE',
+      `the HTTP port ${host}:${port} is already in use (is another compaction-guard running?) ` +
+        '- stop it, or choose another port with CG_HTTP_PORT (--http-port)',
+      { cause: e },
+    );
+  if (e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL')
+    return new StartupError(
+      'HTTP_PORT_UNAVAILABLE',
+      `cannot listen on ${host}:${port} (${e.code}) - check CG_HTTP_HOST (--http-host) and CG_HTTP_PORT (--http-port)`,
+      { cause: e },
+    );
+  return e;
 }

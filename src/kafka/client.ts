@@ -4,6 +4,7 @@ import { Kafka, logLevel, type LogEntry, type SASLOptions } from 'kafkajs';
 import type { ConnectionOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
+import { StartupError } from '../errors';
 
 const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error',
@@ -54,6 +55,43 @@ export function kafkaSasl(s: KafkaSecurity): SASLOptions | undefined {
   }
 }
 
+/** kafkajs' own threshold, from the pino logger's: kafkajs' logs follow CG_LOG_LEVEL. */
+export function kafkajsLogLevel(pinoLevel: string): logLevel {
+  switch (pinoLevel) {
+    case 'trace':
+    case 'debug':
+      return logLevel.DEBUG;
+    case 'info':
+      return logLevel.INFO;
+    case 'warn':
+      return logLevel.WARN;
+    case 'silent':
+      return logLevel.NOTHING;
+    default:
+      return logLevel.ERROR;
+  }
+}
+
+/**
+ * Broker answers that kafkajs logs at ERROR although it retries them and they are part of a
+ * healthy run, so they belong at debug: CONCURRENT_TRANSACTIONS follows every transaction
+ * whose predecessor's markers the coordinator is still writing (dozens a minute under load);
+ * UNKNOWN_TOPIC_OR_PARTITION answers the metadata requests right after the processor created
+ * its topics. (kafkajs logs them by message text only.)
+ */
+const EXPECTED_RETRY =
+  /another concurrent operation on the same transaction was ongoing|This server does not host this topic-partition/;
+
+/** The pino level of one kafkajs log entry. */
+export function kafkajsEntryLevel(
+  level: logLevel,
+  entry: { message: string; error?: unknown },
+): 'error' | 'warn' | 'info' | 'debug' {
+  const text = `${entry.message} ${typeof entry.error === 'string' ? entry.error : ''}`;
+  if (level <= logLevel.WARN && EXPECTED_RETRY.test(text)) return 'debug';
+  return LEVELS[level] ?? 'info';
+}
+
 export function kafkaClient(
   brokers: string[],
   clientId: string,
@@ -71,48 +109,88 @@ export function kafkaClient(
     ...(sasl !== undefined ? { sasl } : {}),
     connectionTimeout: CONNECTION_TIMEOUT_MS,
     authenticationTimeout: AUTHENTICATION_TIMEOUT_MS,
-    logLevel: logLevel.WARN,
+    // pino filters again, but kafkajs skips building entries below its own threshold.
+    logLevel: kafkajsLogLevel(log.level),
     retry: { retries, initialRetryTime: 200 },
     logCreator:
       () =>
       ({ level, log: entry }: LogEntry) => {
         const { message, ...rest } = entry;
-        kafkaLog[LEVELS[level] ?? 'info'](rest, message);
+        kafkaLog[kafkajsEntryLevel(level, entry)](rest, message);
       },
   });
 }
 
-export class KafkaSecurityError extends Error {
+/** A start-up failure that retries cannot fix (see STARTUP_FAILURES). */
+export class KafkaSecurityError extends StartupError {
   constructor(
     message: string,
-    readonly code: 'KAFKA_AUTHENTICATION_FAILED' | 'KAFKA_TLS_FAILED',
+    override readonly code: 'KAFKA_AUTHENTICATION_FAILED' | 'KAFKA_TLS_FAILED',
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(code, message, options);
+    this.name = 'KafkaSecurityError';
   }
 }
+
+/**
+ * How long start-up keeps trying to reach a broker before it gives up with KAFKA_UNREACHABLE.
+ * Long enough for a broker that is still binding its port; short enough that a wrong
+ * KAFKA_BROKERS is reported in seconds, not after a minute of kafkajs retries.
+ */
+export const PREFLIGHT_DEADLINE_MS = 8_000;
+const PREFLIGHT_PAUSE_MS = 1_000;
 
 /** Node's TLS verification failures, as they appear in kafkajs' "Connection error: …" messages. */
 const TLS_FAILURE =
   /certificate|self[- ]signed|unable to verify|unable to get (local )?issuer|hostname\/IP does not match|altnames|ERR_TLS|SSL routines|wrong version number|handshake|alert/i;
 
 /**
- * The first connection, made with no retries so that the two mistakes that retries cannot fix
- * fail start-up at once with a message that names the setting to check: wrong credentials
- * (kafkajs already treats them as non-retriable) and a broker certificate the CA does not
- * verify (kafkajs would retry that like any connection error). Any other
- * failure (broker not up yet, ...) is left to the normal, retrying start-up.
+ * The first connection, so that start-up fails in seconds with a message that names the
+ * setting to check: wrong credentials (kafkajs already treats them as non-retriable), a broker
+ * certificate the CA does not verify (kafkajs would retry that like any connection error), and
+ * no broker answering at all (kafkajs would retry for about a minute, then throw a stack).
  */
 export async function checkKafkaSecurity(
   brokers: string[],
   clientId: string,
   log: Logger,
   s: KafkaSecurity,
+  deadlineMs = PREFLIGHT_DEADLINE_MS,
 ): Promise<void> {
+  // Each attempt's connection errors are kafkajs ERROR lines; the outcome is reported once.
+  const quiet = log.child(
+    { phase: 'preflight' },
+    { level: log.isLevelEnabled('debug') ? log.level : 'silent' },
+  );
+  const giveUpAt = Date.now() + deadlineMs;
+  for (let attempt = 1; ; attempt++) {
+    const failure = await connectOnce(brokers, clientId, quiet, s);
+    if (failure === null) return;
+    if (Date.now() + PREFLIGHT_PAUSE_MS >= giveUpAt)
+      throw new StartupError(
+        'KAFKA_UNREACHABLE',
+        `no Kafka broker answered at ${brokers.join(',')} in ${Math.round(deadlineMs / 1000)} s ` +
+          `(${attempt} attempts; last: ${messages(failure)}) - check KAFKA_BROKERS (--brokers) and that the brokers are up`,
+        { cause: failure },
+      );
+    log.debug({ err: failure, attempt }, 'no broker answered yet; retrying');
+    await new Promise((r) => setTimeout(r, PREFLIGHT_PAUSE_MS));
+  }
+}
+
+/** One connection attempt: null when it worked, the error when it may work later. */
+async function connectOnce(
+  brokers: string[],
+  clientId: string,
+  log: Logger,
+  s: KafkaSecurity,
+): Promise<Error | null> {
   // A client of its own: kafkajs' broker pool retries connections with the client's settings.
   const admin = kafkaClient(brokers, `${clientId}-preflight`, log, s, 0).admin();
   try {
     await admin.connect();
+    return null;
   } catch (e) {
     const err = e as Error & { name?: string };
     const chain = messages(err);
@@ -133,6 +211,7 @@ export async function checkKafkaSecurity(
         { cause: e },
       );
     }
+    return err;
   } finally {
     await admin.disconnect().catch(() => undefined);
   }

@@ -4,7 +4,7 @@
  * and the exactly-once step: per fetched batch, outputs + changelog + consumer offset in one
  * transaction; the in-memory state changes only after that transaction commits.
  */
-import type { Batch, Kafka, Message, Producer } from 'kafkajs';
+import { type Batch, type Kafka, type Message, Partitioners, type Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { evolveInPlace, type EngineOptions } from '../engine/evolve';
@@ -85,6 +85,8 @@ export class PartitionWorker {
       maxInFlightRequests: 1,
       transactionTimeout: this.config.transactionTimeoutMs,
       allowAutoTopicCreation: false,
+      // The partitioner kafkajs uses anyway, named so that it does not warn about its v2 change.
+      createPartitioner: Partitioners.DefaultPartitioner,
       // kafkajs' default for an idempotent producer is unlimited retries; the client's 200 ms
       // first delay would hold every transaction begun before the previous one's markers are
       // written (CONCURRENT_TRANSACTIONS, KAFKA-5477) for ~200 ms.

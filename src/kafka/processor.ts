@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { engineOptions } from '../engine/fleet';
 import { RegistryUnavailableError, type RegistryCodec } from '../registry/codec';
+import { StartupError } from '../errors';
 import { cacheTransactionCoordinators } from './coordinatorCache';
 import { BeforeTransactionError, PartitionWorker, type ProcessorObserver } from './partition';
 import { restorePartitions, writeBarrier } from './restore';
@@ -84,8 +85,15 @@ export class Processor {
         await codec.registerAll();
         break;
       } catch (e) {
-        if (!(e instanceof RegistryUnavailableError) || attempt >= 5) throw e;
-        log.warn({ err: e, attempt }, 'schema registration failed; retrying');
+        if (!(e instanceof RegistryUnavailableError)) throw e;
+        if (attempt >= 5)
+          throw new StartupError(
+            'REGISTRY_UNREACHABLE',
+            `cannot register the schemas at ${c.registryUrl ?? '(no registry)'} (${attempt} attempts; last: ${e.message}) ` +
+              '- check SCHEMA_REGISTRY_URL (--registry-url) and that the registry is up',
+            { cause: e },
+          );
+        log.debug({ err: e, attempt }, 'schema registration failed; retrying');
         await sleep(500 * attempt);
       }
     }

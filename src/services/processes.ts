@@ -230,10 +230,12 @@ let hooksInstalled = false;
 
 /**
  * Last-resort cleanup so an interrupted run does not leave JVMs holding ports and memory:
- * on exit or a terminating signal, SIGKILL every group still running (they are throwaway
- * test services with temp data; stop() is the graceful path) and delete their temp dirs. Then the signal goes on as if
- * this hook were not there: other handlers (Jest's, standalone.ts's) decide, and with none
- * left the signal is re-raised so the process dies of it.
+ * on exit, SIGKILL every group still running (they are throwaway test services with temp data;
+ * stop() is the graceful path) and delete their temp dirs. A terminating signal that another
+ * handler takes (`run`'s, standalone.ts's, Jest's) is left to it: it stops the services
+ * gracefully, after the processor that still uses them, and the exit hook catches whatever
+ * it leaves. With no other handler, the signal would kill the process: clean up, then re-raise
+ * it so the process dies of it.
  */
 function installHooks(): void {
   if (hooksInstalled) return;
@@ -247,6 +249,7 @@ function installHooks(): void {
   process.once('exit', killAll);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     const onSignal = (): void => {
+      if (process.listenerCount(signal) > 1) return;
       killAll();
       process.removeListener(signal, onSignal);
       if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);

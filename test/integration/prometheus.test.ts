@@ -14,73 +14,26 @@
  * values the conditions compare, and each must return data. An `absent(...)` operand must be
  * empty (its metric exists). Every vector selector of the expression must return data too.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { stringify } from 'yaml';
 import type { Running } from '../../src/cli/run';
 import { generateFleetArray } from '../../src/sim';
 import { haltThenAcknowledgeExample } from '../support/examples';
 import { ROOT, alertRules, dashboardTargets, selectors, withIntervals } from '../support/promql';
 import { codecFor, offline, produceEvents, produceRaw, start, testConfig } from './pipeline';
+import { PROMETHEUS, type PrometheusServer, startPrometheus } from '../support/prometheusServer';
+import { until } from '../support/until';
 
 jest.setTimeout(180_000);
 
-const PROMETHEUS = process.env.PROMETHEUS_BIN ?? '/usr/bin/prometheus';
 const JOB = 'compaction-guard';
 /** `$__rate_interval` and friends: 30 scrapes at 1 s, shorter than the test's life. */
 const INTERVAL = '30s';
 
-interface QueryResult {
-  status: string;
-  data?: {
-    resultType: string;
-    result: { metric: Record<string, string>; value: [number, string] }[];
-  };
-  error?: string;
-}
-
 interface AlertsResult {
   status: string;
   data: { alerts: { labels: Record<string, string>; state: string }[] };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(
-  what: string,
-  f: () => Promise<T | undefined>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await f();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(250);
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 /** Operands of top-level `and` / `or` / `unless`, each without a final scalar comparison. */
@@ -107,27 +60,11 @@ function valueOperands(expr: string): string[] {
 
 describe('Prometheus on the live processor', () => {
   let running: Running | undefined;
-  let prometheus: ChildProcess | undefined;
-  let dir: string | undefined;
-  let prometheusLog = '';
+  let prometheus: PrometheusServer | undefined;
 
   afterAll(async () => {
-    if (prometheus && prometheus.exitCode === null) {
-      const child = prometheus;
-      let timer: NodeJS.Timeout | undefined;
-      const exited = new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        timer = setTimeout(() => {
-          child.kill('SIGKILL');
-          resolve();
-        }, 10_000);
-      });
-      child.kill('SIGTERM');
-      await exited;
-      clearTimeout(timer);
-    }
+    await prometheus?.stop();
     await running?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('every dashboard query and alert expression returns data; the tripped alerts fire', async () => {
@@ -167,38 +104,13 @@ describe('Prometheus on the live processor', () => {
     );
 
     // Prometheus: scrape every second, evaluate alerts.yml every second, temporary storage.
-    dir = mkdtempSync(path.join(tmpdir(), 'cg-prometheus-'));
-    const port = await freePort();
-    const api = `http://127.0.0.1:${port}/api/v1`;
-    writeFileSync(
-      path.join(dir, 'prometheus.yml'),
-      stringify({
-        global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
-        rule_files: [path.join(ROOT, 'prometheus/alerts.yml')],
-        scrape_configs: [
-          { job_name: JOB, static_configs: [{ targets: [`127.0.0.1:${running.httpPort}`] }] },
-        ],
-      }),
+    prometheus = await startPrometheus(
+      JOB,
+      [`127.0.0.1:${running.httpPort}`],
+      [path.join(ROOT, 'prometheus/alerts.yml')],
     );
-    prometheus = spawn(
-      PROMETHEUS,
-      [
-        `--config.file=${path.join(dir, 'prometheus.yml')}`,
-        `--storage.tsdb.path=${path.join(dir, 'data')}`,
-        `--web.listen-address=127.0.0.1:${port}`,
-        '--log.level=warn',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    prometheus.stderr!.on(
-      'data',
-      (b: Buffer) => (prometheusLog = (prometheusLog + b.toString()).slice(-4000)),
-    );
-
-    const query = async (expr: string): Promise<QueryResult> => {
-      const res = await fetch(`${api}/query?${new URLSearchParams({ query: expr })}`);
-      return (await res.json()) as QueryResult;
-    };
+    const { api, query } = prometheus;
+    const prometheusLog = prometheus.log;
     const scraped = async () => {
       const r = await query(`up{job="${JOB}"} == 1`);
       return r.data?.result.length ? true : undefined;
@@ -206,7 +118,7 @@ describe('Prometheus on the live processor', () => {
     try {
       await until('the first scrape', scraped, 30_000);
     } catch (e) {
-      throw new Error(`${String(e)}\nprometheus log:\n${prometheusLog}`);
+      throw new Error(`${String(e)}\nprometheus log:\n${prometheusLog()}`);
     }
     /** Waits until Prometheus has scraped `n` more times. */
     const scrapes = async (n: number) => {

@@ -233,8 +233,12 @@ export class SessionBuilder {
 }
 
 /** The seed's worked example (DESIGN §1): 8 turns truncated before the summary saw them. */
-export function seedIncident(sessionId = 'seed-incident'): SessionBuilder {
-  const b = new SessionBuilder(sessionId).open();
+export function seedIncident(
+  sessionId = 'seed-incident',
+  policy: Policy = SEED_POLICY,
+  t0?: number,
+): SessionBuilder {
+  const b = new SessionBuilder(sessionId, t0).open(policy);
   b.turn(1200, 'SYSTEM');
   b.turn(300, 'USER', ['CONSTRAINT']); // "never modify files under /etc"
   b.turn(800, 'ASSISTANT', ['PLAN']);

@@ -18,7 +18,7 @@ describe('the Node options and environment the processor runs with', () => {
   it('run with the same environment in npm start, the Dockerfile and the benchmarks', () => {
     const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts
       .start;
-    const startEnv = /&& ((?:\w+=\S+ )*)node /.exec(start)?.[1] ?? '';
+    const startEnv = /&& ((?:\w+=\S+ )*)exec node /.exec(start)?.[1] ?? '';
     const pairs = (text: string, pattern: RegExp) =>
       Object.fromEntries([...text.matchAll(pattern)].map((m) => [m[1], m[2]]));
     expect(pairs(startEnv, /(\w+)=(\S+)/g)).toEqual(PRODUCT_ENV);

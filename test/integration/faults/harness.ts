@@ -60,6 +60,19 @@ export interface Child {
   exited: Promise<number | null>;
 }
 
+/** The group and topic names of `c` as the env vars of `run`. */
+export function topicEnv(c: Config): Record<string, string> {
+  return {
+    [ENV_NAMES.groupId]: c.groupId,
+    [ENV_NAMES.inputTopic]: c.inputTopic,
+    [ENV_NAMES.verdictTopic]: c.verdictTopic,
+    [ENV_NAMES.spillTopic]: c.spillTopic,
+    [ENV_NAMES.auditTopic]: c.auditTopic,
+    [ENV_NAMES.dlqTopic]: c.dlqTopic,
+    [ENV_NAMES.changelogTopic]: c.changelogTopic,
+  };
+}
+
 export async function spawnProcessor(
   c: Config,
   logFile: string,
@@ -70,13 +83,7 @@ export async function spawnProcessor(
     ...(process.env as Record<string, string>),
     [ENV_NAMES.brokers]: c.brokers.join(','),
     [ENV_NAMES.registryUrl]: c.registryUrl ?? '',
-    [ENV_NAMES.groupId]: c.groupId,
-    [ENV_NAMES.inputTopic]: c.inputTopic,
-    [ENV_NAMES.verdictTopic]: c.verdictTopic,
-    [ENV_NAMES.spillTopic]: c.spillTopic,
-    [ENV_NAMES.auditTopic]: c.auditTopic,
-    [ENV_NAMES.dlqTopic]: c.dlqTopic,
-    [ENV_NAMES.changelogTopic]: c.changelogTopic,
+    ...topicEnv(c),
     [ENV_NAMES.partitions]: String(c.partitions),
     [ENV_NAMES.sessionTimeoutMs]: String(c.sessionTimeoutMs),
     [ENV_NAMES.transactionTimeoutMs]: String(c.transactionTimeoutMs),

@@ -1,0 +1,278 @@
+/**
+ * `compaction-guard acknowledge`: an operator writes off lost content, the way out of a HALT
+ * (contract §4, LossAcknowledged). The event is sent out of band (`seq` null, contract §4 step 0):
+ * the orchestrator owns the session's sequence and carries on with its own next seq.
+ * It shows what the range writes off, asks, sends, and waits for the processor's
+ * LOSS_ACKNOWLEDGED advisory. Wrong input is refused before anything is sent.
+ */
+import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline/promises';
+import { Command } from 'commander';
+import type { LossAcknowledged, Unit } from '../engine/events';
+import { UNIT_SYMBOLS } from '../engine/events';
+import { type IntervalSet, fromSpans, intersect, toSpans } from '../engine/intervals';
+import type { AuditRecord } from '../engine/outputs';
+import { loadConfig } from '../config/config';
+import { kafkaClient } from '../kafka/client';
+import { RegistryCodec } from '../registry/codec';
+import { OutputDecoder } from '../registry/outputDecoder';
+import { addConnectionOptions, kafkaConnection, processorUrl, toolLogger } from './connection';
+import { type SessionView, fetchSessionView } from './sessionClient';
+import { formatLine, formatRange } from './tailFormat';
+import { readTopics } from './topicReader';
+import { UsageError, reportToolError } from './toolErrors';
+
+export interface AcknowledgeArgs {
+  session: string;
+  unit: Unit;
+  start: number;
+  end: number;
+  by: string;
+  reason: string;
+}
+
+/** Checks the flags alone (before any connection); each error names the flag and what was expected. */
+export function parseAcknowledgeArgs(
+  o: Record<string, string | boolean | undefined>,
+): AcknowledgeArgs {
+  const text = (flag: string, v: unknown) => {
+    if (typeof v !== 'string' || v.trim() === '')
+      throw new UsageError(
+        `--${flag}: required (free text${flag === 'by' ? ': who acknowledges' : flag === 'reason' ? ': why the loss is acceptable' : ''}); nothing was sent`,
+      );
+    return v;
+  };
+  const session = text('session', o.session);
+  const unit = text('unit', o.unit).toUpperCase();
+  if (!(UNIT_SYMBOLS as readonly string[]).includes(unit))
+    throw new UsageError(
+      `--unit: expected one of ${UNIT_SYMBOLS.join(', ')}, got ${JSON.stringify(o.unit)}; nothing was sent`,
+    );
+  const range = text('range', o.range);
+  const m = /^\s*(\d+)\s*-\s*(\d+)\s*$/.exec(range);
+  if (!m)
+    throw new UsageError(
+      `--range: expected START-END (two non-negative integers, END exclusive), got ${JSON.stringify(range)}; nothing was sent`,
+    );
+  const start = Number(m[1]);
+  const end = Number(m[2]);
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end))
+    throw new UsageError(`--range: ${range}: numbers too large; nothing was sent`);
+  if (end < start)
+    throw new UsageError(
+      `--range: ${range} is reversed (END ${end} < START ${start}); nothing was sent`,
+    );
+  return {
+    session,
+    unit: unit as Unit,
+    start,
+    end,
+    by: text('by', o.by),
+    reason: text('reason', o.reason),
+  };
+}
+
+/** What the acknowledgement will do to this session, or why it must not be sent. Pure. */
+export function acknowledgementPlan(a: AcknowledgeArgs, v: SessionView): string[] {
+  if (v.policy !== null && v.policy.floor.unit !== a.unit)
+    throw new UsageError(
+      `--unit ${a.unit} is not the floor unit of session ${a.session} (${v.policy.floor.unit}): the processor would only report UNPLACEABLE_RANGE; nothing was sent`,
+    );
+  const range = fromSpans([{ start: a.start, end: a.end }]);
+  const lines: string[] = [];
+  const head = v.knownHead;
+  lines.push(
+    `LossAcknowledged for session ${a.session}: ${formatRange({ unit: a.unit, start: a.start, end: a.end })}, by ${a.by}: ${a.reason}`,
+  );
+  if (v.policy === null) {
+    lines.push(
+      '  the session is UNKNOWN (no SessionOpened seen): the range only counts toward an UNKNOWN_SESSION decision',
+    );
+    return lines;
+  }
+  if (head !== null && a.end > head)
+    lines.push(
+      `  positions from ${Math.max(a.start, head)} are beyond the known head ${head} and are ignored (clipped to H')`,
+    );
+  const lostSet: IntervalSet = fromSpans(v.evicted);
+  const writtenOff = toSpans(intersect(range, lostSet));
+  lines.push(
+    `  writes off for good (lost: truncated, in no summary or spill): ${writtenOff.length ? writtenOff.map((s) => formatRange({ unit: a.unit, ...s })).join(' ') : 'nothing (no lost content in the range)'}`,
+  );
+  const stillLost = toSpans(lostSet).filter((s) => s.start < a.start || s.end > a.end);
+  if (stillLost.length > 0)
+    lines.push(
+      `  stays lost (outside the range): ${spansOf(a.unit, stillLost)} — later requests may still refuse`,
+    );
+  if (v.gapHead !== null)
+    lines.push(
+      a.start === 0 && a.end >= v.gapHead
+        ? `  writes off the event gap [0,${v.gapHead}) (the sequence is not re-based: the orchestrator keeps its own next seq)`
+        : `  does NOT cover the event gap [0,${v.gapHead}): EVENT_GAP refusals continue (use --range 0-${v.gapHead} or more)`,
+    );
+  lines.push(
+    '  lets the next compaction through once for the whole range (used up by its commit, expired by the next truncation)',
+  );
+  return lines;
+}
+
+function spansOf(unit: string, s: { start: number; end: number }[]): string {
+  return s.map((x) => formatRange({ unit, ...x })).join(' ');
+}
+
+async function confirm(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question(question);
+    // A piped answer is not echoed: end the prompt's line.
+    if (!process.stdin.isTTY) process.stderr.write('\n');
+    return /^y(es)?$/i.test(answer.trim());
+  } catch {
+    return false; // stdin closed: no answer is no
+  } finally {
+    rl.close();
+  }
+}
+
+export interface AcknowledgeOptions {
+  yes: boolean;
+  timeoutMs: number;
+  format: 'avro' | 'json';
+}
+
+export async function acknowledge(
+  a: AcknowledgeArgs,
+  flags: Record<string, string | undefined>,
+  o: AcknowledgeOptions,
+): Promise<void> {
+  const view = await fetchSessionView(
+    processorUrl(flags),
+    a.session,
+    loadConfig(process.env, flags).httpSessionsToken,
+  );
+  const plan = acknowledgementPlan(a, view);
+  process.stderr.write(plan.join('\n') + '\n');
+  if (!o.yes && !(await confirm('Send it? [y/N] ')))
+    throw new UsageError('not confirmed; nothing was sent');
+  const { config } = kafkaConnection('acknowledge', flags);
+  const log = toolLogger(flags);
+  const kafka = kafkaClient(config.brokers, `${config.clientId}-acknowledge`, log, config);
+  const codec = RegistryCodec.fromConfig(config);
+  const event: LossAcknowledged = {
+    type: 'LossAcknowledged',
+    sessionId: a.session,
+    seq: null,
+    eventId: randomUUID(),
+    occurredAt: Date.now(),
+    unit: a.unit,
+    range: { start: a.start, end: a.end },
+    by: a.by,
+    reason: a.reason,
+  };
+  const decoder = new OutputDecoder(codec.registry);
+  let answer: (r: AuditRecord) => void = () => undefined;
+  const answered = new Promise<AuditRecord>((resolve) => (answer = resolve));
+  // Reading starts at the audit topic's current end, before sending: the advisory cannot be missed.
+  const reader = await readTopics(kafka, [config.auditTopic], {
+    fromBeginning: false,
+    follow: true,
+    groupPrefix: `${config.clientId}-acknowledge`,
+    onMessage: async (_topic, _partition, m) => {
+      if (m.key?.toString('utf8') !== a.session || m.value === null) return;
+      const r = await decoder.decode('audit', m.value);
+      if (r.record !== 'audit') return;
+      // The outputs of an out-of-band event carry inputSeq null and its occurredAt (contract §6).
+      if (r.value.inputSeq === null && r.value.occurredAt === event.occurredAt) answer(r.value);
+    },
+  });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    if (o.format === 'avro') await codec.registerAll();
+    const producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+    });
+    await producer.connect();
+    try {
+      await producer.send({
+        topic: config.inputTopic,
+        acks: -1,
+        messages: [
+          {
+            key: a.session,
+            value: o.format === 'avro' ? codec.encodeEvent(event) : JSON.stringify(event),
+          },
+        ],
+      });
+    } finally {
+      await producer.disconnect();
+    }
+    process.stderr.write(
+      `sent eventId ${event.eventId} to ${config.inputTopic}; waiting up to ${o.timeoutMs / 1000} s for the processor's answer on ${config.auditTopic}\n`,
+    );
+    const timeout = new Promise<null>(
+      (resolve) => (timer = setTimeout(() => resolve(null), o.timeoutMs)),
+    );
+    const record = await Promise.race([answered, timeout]);
+    if (record === null) {
+      process.stderr.write(
+        `compaction-guard acknowledge: sent, but no LOSS_ACKNOWLEDGED advisory within ${o.timeoutMs / 1000} s: is the processor consuming ${config.inputTopic}? The event stays on the topic and is applied when it is read (do not send it again: a second one is a new acknowledgement)\n`,
+      );
+      process.exitCode = 1;
+      return;
+    }
+    process.stdout.write(formatLine({ record: 'audit', value: record }) + '\n');
+    if (record.code !== 'LOSS_ACKNOWLEDGED') process.exitCode = 1;
+  } finally {
+    clearTimeout(timer);
+    await reader.stop();
+    codec.close();
+  }
+}
+
+export function acknowledgeCommand(): Command {
+  const cmd = new Command('acknowledge')
+    .description(
+      "Write off a session's lost range (an out-of-band LossAcknowledged, contract §4), the way out of a HALT; waits for the processor's LOSS_ACKNOWLEDGED advisory.",
+    )
+    .option('--session <id>', 'the sessionId (required)')
+    .option('--unit <unit>', `the session's floor unit: ${UNIT_SYMBOLS.join(', ')} (required)`)
+    .option('--range <start-end>', 'the positions to write off, END exclusive, e.g. 0-8 (required)')
+    .option('--by <who>', 'who acknowledges (required, recorded in the event)')
+    .option('--reason <text>', 'why the loss is acceptable (required, recorded in the event)')
+    .option('--yes', 'do not ask for confirmation')
+    .option('--timeout <seconds>', "how long to wait for the processor's advisory", '30')
+    .option(
+      '--format <fmt>',
+      'avro (registry wire format) or json, as the processor accepts',
+      'avro',
+    )
+    .option(
+      '--url <url>',
+      "the processor's HTTP base URL (default: CG_HTTP_HOST/CG_HTTP_PORT, or a running `npm start`)",
+    );
+  addConnectionOptions(cmd);
+  cmd.addHelpText(
+    'after',
+    '\nExit status: 0 acknowledged (advisory shown); 1 sent but not confirmed in time, or answered otherwise; 2 invalid input or not confirmed (nothing sent); 3 cannot connect.',
+  );
+  return cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
+    await reportToolError('acknowledge', async () => {
+      const { session, unit, range, by, reason, yes, timeout, format, ...flags } = opts;
+      const args = parseAcknowledgeArgs({ session, unit, range, by, reason });
+      const seconds = Number(timeout);
+      if (!Number.isFinite(seconds) || seconds <= 0)
+        throw new UsageError(
+          `--timeout: expected a positive number of seconds, got ${JSON.stringify(timeout)}`,
+        );
+      if (format !== 'avro' && format !== 'json')
+        throw new UsageError(`--format: expected avro or json, got ${JSON.stringify(format)}`);
+      await acknowledge(args, flags as Record<string, string | undefined>, {
+        yes: yes === true,
+        timeoutMs: seconds * 1000,
+        format,
+      });
+    });
+  });
+}

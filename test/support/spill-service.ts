@@ -1,0 +1,66 @@
+/**
+ * A separate "spill service" process for the on-call tests: it does not own any session's
+ * sequence, so it answers a spill request with an out-of-band SpillCompleted (seq null,
+ * contract §3, §4 step 0). Reads `agent.spill-requests` until one for SPILL_SESSION, stores
+ * nothing (a test), reports the range as stored, prints the event it sent, exits.
+ * Run: node --import tsx test/support/spill-service.ts (env as for `compaction-guard run`).
+ */
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { loadConfig } from '../../src/config/config';
+import type { SpillCompleted } from '../../src/engine/events';
+import { kafkaClient } from '../../src/kafka/client';
+import { RegistryCodec } from '../../src/registry/codec';
+import { OutputDecoder } from '../../src/registry/outputDecoder';
+import { readTopics } from '../../src/cli/topicReader';
+
+async function main(): Promise<void> {
+  const session = process.env.SPILL_SESSION;
+  if (!session) throw new Error('SPILL_SESSION: required');
+  const config = loadConfig(process.env);
+  const log = pino({ level: 'error' }, pino.destination(2));
+  const kafka = kafkaClient(config.brokers, 'spill-service', log, config);
+  const codec = RegistryCodec.fromConfig(config);
+  const decoder = new OutputDecoder(codec.registry);
+  let found: (e: SpillCompleted) => void = () => undefined;
+  const event = new Promise<SpillCompleted>((resolve) => (found = resolve));
+  const reader = await readTopics(kafka, [config.spillTopic], {
+    fromBeginning: true,
+    follow: true,
+    groupPrefix: 'spill-service',
+    onMessage: async (_t, _p, m) => {
+      if (m.key?.toString() !== session || !m.value) return;
+      const r = await decoder.decode('spill-request', m.value);
+      if (r.record !== 'spill-request') return;
+      found({
+        type: 'SpillCompleted',
+        sessionId: session,
+        seq: null,
+        eventId: randomUUID(),
+        occurredAt: Date.now(),
+        spillRequestId: r.value.spillRequestId,
+        handle: `s3://spills/${encodeURIComponent(r.value.spillRequestId)}`,
+        unit: r.value.unit,
+        range: r.value.range,
+      });
+    },
+  });
+  const e = await event;
+  await reader.stop();
+  await codec.registerAll();
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  await producer.send({
+    topic: config.inputTopic,
+    acks: -1,
+    messages: [{ key: session, value: codec.encodeEvent(e) }],
+  });
+  await producer.disconnect();
+  codec.close();
+  process.stdout.write(JSON.stringify(e) + '\n');
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`spill-service: ${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});

@@ -41,6 +41,24 @@ export function option(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
+/** The options of the fixed-rate benchmarks (latency, client): rates, seconds, warm-up, runs. */
+export function rateRunOptions(defaultRates: string): {
+  quick: boolean;
+  rates: number[];
+  seconds: number;
+  warmupS: number;
+  runs: number;
+} {
+  const quick = flag('quick');
+  return {
+    quick,
+    rates: (option('rates') ?? (quick ? '100' : defaultRates)).split(',').map(Number),
+    seconds: Number(option('seconds') ?? (quick ? 3 : 10)),
+    warmupS: Number(option('warmup') ?? (quick ? 1 : 2)),
+    runs: Number(option('runs') ?? (quick ? 1 : 3)),
+  };
+}
+
 export interface Env {
   services: Services;
   kafka: Kafka;

@@ -44,13 +44,15 @@ import {
   stats,
   runMain,
   registerAll,
+  rateRunOptions,
 } from './kafka-common';
 
-const QUICK = flag('quick');
-const RATES = (option('rates') ?? (QUICK ? '100' : '100,1000,2000')).split(',').map(Number);
-const SECONDS = Number(option('seconds') ?? (QUICK ? 3 : 10));
-const WARMUP_S = Number(option('warmup') ?? (QUICK ? 1 : 2));
-const RUNS = Number(option('runs') ?? (QUICK ? 1 : 3));
+const {
+  rates: RATES,
+  seconds: SECONDS,
+  warmupS: WARMUP_S,
+  runs: RUNS,
+} = rateRunOptions('100,1000,2000');
 const TURNS_PER_REQUEST = 5;
 const SESSIONS = 1000;
 const PARTITIONS = 6;

@@ -1,0 +1,58 @@
+/**
+ * The client's errors. Bad use is refused before anything is sent (GuardUsageError names the
+ * field and what was expected); no verdict in time is a GuardTimeoutError, and the documented
+ * rule for it is: no verdict means no compaction (fail closed).
+ */
+
+/** A call that would send a wrong or meaningless event: nothing was sent. */
+export class GuardUsageError extends Error {
+  override readonly name = 'GuardUsageError';
+  readonly code = 'GUARD_USAGE';
+  constructor(
+    /** The argument at fault, e.g. `tokens`, `tailStart`, `summaryInput.end`. */
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+  }
+}
+
+/** A call on a session or client after `close()` (nothing was sent). */
+export class GuardClosedError extends Error {
+  override readonly name = 'GuardClosedError';
+  readonly code = 'GUARD_CLOSED';
+}
+
+/**
+ * No verdict arrived in time. The request may still be decided later; the orchestrator must not
+ * compact on the strength of it (contract §5: it asks before it commits; no answer is no).
+ */
+export class GuardTimeoutError extends Error {
+  override readonly name = 'GuardTimeoutError';
+  readonly code = 'GUARD_TIMEOUT';
+  constructor(
+    readonly sessionId: string,
+    readonly requestId: string,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      `no verdict for session ${JSON.stringify(sessionId)} request ${JSON.stringify(requestId)} within ${timeoutMs} ms: do not compact (fail closed)`,
+    );
+  }
+}
+
+/**
+ * A send to Kafka failed: the session's sequence is no longer known to be intact, so the session
+ * refuses further calls. Restart it with `GuardedSession.resume` from its last snapshot (the
+ * unacknowledged events are sent again under the same seq and eventId: redeliveries, not gaps).
+ */
+export class GuardSendError extends Error {
+  override readonly name = 'GuardSendError';
+  readonly code = 'GUARD_SEND_FAILED';
+}
+
+/** A spill handle whose content does not match its sha256, or that cannot be read. */
+export class SpillIntegrityError extends Error {
+  override readonly name = 'SpillIntegrityError';
+  readonly code = 'SPILL_INTEGRITY';
+}

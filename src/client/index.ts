@@ -1,0 +1,33 @@
+/**
+ * `compaction-guard/client`: what an agent orchestrator needs to use compaction-guard (README,
+ * "Integrating an orchestrator"). The product's contract is docs/contract.md.
+ */
+export { GuardClient, DEFAULT_VERDICT_TIMEOUT_MS } from './client';
+export type { GuardClientOptions, EventFormat, OutOfBandEvent } from './client';
+export { SpillWorker } from './spillWorker';
+export type { SpillSource, SpillWorkerOptions } from './spillWorker';
+export { GuardedSession } from './session';
+export type {
+  CommitReport,
+  CompactionRequest,
+  RequestOptions,
+  SessionOptions,
+  SessionSnapshot,
+  TranscriptRange,
+  TranscriptReader,
+  TurnInput,
+  TurnPosition,
+} from './session';
+export { FileSpillStore } from './spill';
+export type { SpillStore, SpillWrite } from './spill';
+export {
+  GuardClosedError,
+  GuardSendError,
+  GuardTimeoutError,
+  GuardUsageError,
+  SpillIntegrityError,
+} from './errors';
+export { embeddedStateFile, readEmbeddedState, resolveConnection } from './connection';
+export type { EmbeddedState } from './connection';
+export type { Policy, Pin, Role, Span, Unit } from '../engine/events';
+export type { Verdict, Reason, RuleCode, Decision, Basis, Action } from '../engine/outputs';

@@ -1,0 +1,60 @@
+/**
+ * One send at a time, in call order, batching whatever queued up meanwhile. Per-session order is
+ * the contract's first need (contract §3: seq is +1 per event, §8: partitioned by sessionId),
+ * and kafkajs keeps it only for one request in flight; batching keeps throughput with many
+ * sessions sending at once (one produce request carries every session's waiting events).
+ */
+import type { Message, Producer } from 'kafkajs';
+
+interface Queued {
+  message: Message;
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
+
+/** Most messages per produce request (the broker's 1 MiB batch limit stays far away). */
+const MAX_BATCH = 500;
+
+export class OrderedSender {
+  private queue: Queued[] = [];
+  private running = false;
+
+  constructor(
+    private readonly producer: Producer,
+    private readonly topic: string,
+  ) {}
+
+  /** Resolves once the broker acknowledged the message (acks = all). */
+  send(message: Message): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ message, resolve, reject });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  /** Resolves when everything queued so far is sent (or failed). */
+  async flushed(): Promise<void> {
+    while (this.running || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        try {
+          await this.producer.send({
+            topic: this.topic,
+            acks: -1,
+            messages: batch.map((q) => q.message),
+          });
+          for (const q of batch) q.resolve();
+        } catch (e) {
+          for (const q of batch) q.reject(e as Error);
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+}

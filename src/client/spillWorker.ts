@@ -1,0 +1,116 @@
+/**
+ * A spill service apart from the orchestrator (contract rev 10, §3 and §4 step 0): it reads the
+ * spill requests (read_committed), writes each requested range to a SpillStore, and answers
+ * out of band (SpillCompleted / SpillFailed with seq null), so it needs no share of any
+ * session's sequence. Workers of one group split the spill-request partitions.
+ */
+import type { Consumer } from 'kafkajs';
+import pino, { type Logger } from 'pino';
+import type { SpillRequest } from '../engine/outputs';
+import { spillRequestType } from '../schema/schemas';
+import type { GuardClient } from './client';
+import type { SpillStore } from './spill';
+import { WireDecoder } from './wire';
+
+/** The bytes of one session's transcript over the requested range. */
+export type SpillSource = (
+  request: SpillRequest,
+) => Uint8Array | string | Promise<Uint8Array | string>;
+
+export interface SpillWorkerOptions {
+  store: SpillStore;
+  source: SpillSource;
+  /** Consumer group of the workers (default `<clientId>-spill-worker`). */
+  groupId?: string;
+}
+
+export class SpillWorker {
+  private consumer: Consumer | null = null;
+  private readonly decoder: WireDecoder<SpillRequest>;
+  /** Spill requests answered so far (SpillCompleted or SpillFailed sent). */
+  answered = 0;
+
+  constructor(
+    private readonly client: GuardClient,
+    private readonly options: SpillWorkerOptions,
+    private readonly log: Logger = pino({ level: 'warn' }),
+  ) {
+    this.decoder = new WireDecoder<SpillRequest>(
+      client.registryCodec,
+      spillRequestType,
+      'spill request',
+    );
+  }
+
+  /** Joins the group and answers spill requests from the group's committed position on. */
+  async start(): Promise<void> {
+    const config = this.client.config;
+    const consumer = this.client.kafkaClient.consumer({
+      groupId: this.options.groupId ?? `${config.clientId}-spill-worker`,
+      readUncommitted: false,
+      maxWaitTimeInMs: 100,
+    });
+    this.consumer = consumer;
+    await consumer.connect();
+    await consumer.subscribe({ topic: config.spillTopic, fromBeginning: true });
+    // One at a time, offsets committed after the answer: a crash answers again, and the answer's
+    // eventId is derived from the spillRequestId, so the processor ignores the repeat (step 0).
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        if (message.value === null) return;
+        let request: SpillRequest;
+        try {
+          request = await this.decoder.decode(message.value);
+        } catch (e) {
+          this.log.warn({ err: e }, 'undecodable spill request skipped');
+          return;
+        }
+        await this.answer(request);
+      },
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.disconnect();
+    this.consumer = null;
+  }
+
+  private async answer(r: SpillRequest): Promise<void> {
+    const eventId = `spill-answer:${r.spillRequestId}`;
+    let handle: string;
+    try {
+      const content = await this.options.source(r);
+      handle = await this.options.store.write({
+        sessionId: r.sessionId,
+        spillRequestId: r.spillRequestId,
+        unit: r.unit,
+        range: r.range,
+        content: typeof content === 'string' ? Buffer.from(content, 'utf8') : content,
+      });
+    } catch (e) {
+      await this.client.outOfBand(
+        {
+          type: 'SpillFailed',
+          sessionId: r.sessionId,
+          spillRequestId: r.spillRequestId,
+          error: (e as Error).message || String(e),
+        },
+        eventId,
+      );
+      this.answered++;
+      return;
+    }
+    await this.client.outOfBand(
+      {
+        type: 'SpillCompleted',
+        sessionId: r.sessionId,
+        spillRequestId: r.spillRequestId,
+        handle,
+        unit: r.unit,
+        range: r.range,
+      },
+      eventId,
+    );
+    this.answered++;
+  }
+}

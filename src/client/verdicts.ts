@@ -1,0 +1,135 @@
+/**
+ * One read_committed consumer of the verdict topic per client, shared by every request of every
+ * session (not one per request). A verdict is matched to its request by sessionId, requestId and
+ * inputSeq (contract §6); verdicts of other clients' sessions are skipped before decoding.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Consumer, Kafka } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { Verdict } from '../engine/outputs';
+import type { RegistryCodec } from '../registry/codec';
+import { verdictType } from '../schema/schemas';
+import { WireDecoder } from './wire';
+import { GuardClosedError } from './errors';
+
+/** Waits for a verdict whose inputSeq is one of `seqs` (all sends of one requestId). */
+interface Waiter {
+  seqs: Set<number>;
+  resolve: (v: Verdict) => void;
+  reject: (e: Error) => void;
+}
+
+const key = (sessionId: string, requestId: string) => `${sessionId}\u0000${requestId}`;
+
+export class VerdictListener {
+  private readonly waiters = new Map<string, Waiter>();
+  /** Sessions with a waiter: a verdict for any other key is not decoded. */
+  private readonly sessions = new Map<string, number>();
+  private readonly decoder: WireDecoder<Verdict>;
+  private consumer: Consumer | null = null;
+
+  constructor(
+    private readonly kafka: Kafka,
+    codec: RegistryCodec,
+    private readonly topic: string,
+    private readonly groupPrefix: string,
+    private readonly log: Logger,
+  ) {
+    this.decoder = new WireDecoder<Verdict>(codec, verdictType, 'verdict');
+  }
+
+  /**
+   * Joins a group of its own and returns once the consumer has fetched once, so its position
+   * (the topic's end, read_committed) is fixed before any request is sent: a verdict can then
+   * never be older than where the consumer starts.
+   */
+  async start(timeoutMs = 60_000): Promise<void> {
+    const consumer = this.kafka.consumer({
+      groupId: `${this.groupPrefix}-${randomUUID()}`,
+      readUncommitted: false,
+      maxWaitTimeInMs: 50,
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1_000,
+    });
+    this.consumer = consumer;
+    await consumer.connect();
+    await consumer.subscribe({ topic: this.topic, fromBeginning: false });
+    const fetched = new Promise<void>((resolve) => {
+      const off = consumer.on(consumer.events.FETCH, () => {
+        off();
+        resolve();
+      });
+    });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: true,
+      eachBatch: async ({ batch }) => {
+        for (const m of batch.messages) await this.onMessage(m.key, m.value);
+      },
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      fetched,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`verdict consumer on ${this.topic}: no fetch in ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+      }),
+    ]).finally(() => clearTimeout(timer));
+  }
+
+  /** Stops consuming; requests still waiting fail with GuardClosedError (no verdict: no compaction). */
+  async stop(): Promise<void> {
+    await this.consumer?.disconnect();
+    this.consumer = null;
+    for (const w of this.waiters.values())
+      w.reject(new GuardClosedError('the client was closed before the verdict came'));
+    this.waiters.clear();
+    this.sessions.clear();
+  }
+
+  /**
+   * Registers the waiter before the request is sent, so a fast verdict cannot be missed.
+   * `seqs`: the inputSeqs the verdict may carry (a repeated requestId may be answered with the
+   * stored verdict of an earlier send, its inputSeq unchanged: contract §5).
+   */
+  expect(sessionId: string, requestId: string, seqs: readonly number[]): Promise<Verdict> {
+    const k = key(sessionId, requestId);
+    if (this.waiters.has(k)) throw new Error(`already waiting for ${sessionId} / ${requestId}`);
+    this.sessions.set(sessionId, (this.sessions.get(sessionId) ?? 0) + 1);
+    return new Promise<Verdict>((resolve, reject) => {
+      this.waiters.set(k, { seqs: new Set(seqs), resolve, reject });
+    });
+  }
+
+  /** Stops waiting (a timeout, or the verdict came). */
+  forget(sessionId: string, requestId: string): void {
+    const k = key(sessionId, requestId);
+    if (!this.waiters.delete(k)) return;
+    const n = (this.sessions.get(sessionId) ?? 1) - 1;
+    if (n <= 0) this.sessions.delete(sessionId);
+    else this.sessions.set(sessionId, n);
+  }
+
+  get waiting(): number {
+    return this.waiters.size;
+  }
+
+  private async onMessage(k: Buffer | null, value: Buffer | null): Promise<void> {
+    if (k === null || value === null) return;
+    const sessionId = k.toString('utf8');
+    if (!this.sessions.has(sessionId)) return;
+    let verdict: Verdict;
+    try {
+      verdict = await this.decoder.decode(value);
+    } catch (e) {
+      this.log.warn({ err: e, sessionId }, 'undecodable verdict skipped');
+      return;
+    }
+    const waiter = this.waiters.get(key(verdict.sessionId, verdict.requestId));
+    if (!waiter || !waiter.seqs.has(verdict.inputSeq)) return;
+    this.forget(verdict.sessionId, verdict.requestId);
+    waiter.resolve(verdict);
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * examples/orchestrator.ts and examples/langchain-agent.ts run as a user runs them (`npx tsx`,
+ * settings from the environment as for `compaction-guard run`) against a real processor, and
+ * print the refusal, the spill's approval and the commit.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { ENV_NAMES } from '../../src/config/config';
+import { start, testConfig } from './pipeline';
+import type { Running } from '../../src/cli/run';
+
+jest.setTimeout(240_000);
+
+const ROOT = path.resolve(__dirname, '../..');
+
+describe('the client examples', () => {
+  const config = testConfig();
+  let running: Running;
+  let spills: string;
+  beforeAll(async () => {
+    running = await start(config);
+    spills = mkdtempSync(path.join(tmpdir(), 'cg-ex-'));
+  });
+  afterAll(async () => {
+    await running?.stop();
+    rmSync(spills, { recursive: true, force: true });
+  });
+
+  function run(
+    example: string,
+  ): Promise<{ status: number | null; stdout: string; stderr: string }> {
+    const env: NodeJS.ProcessEnv = { ...process.env, CG_SPILL_DIR: spills };
+    for (const key of [
+      'brokers',
+      'registryUrl',
+      'inputTopic',
+      'verdictTopic',
+      'spillTopic',
+      'auditTopic',
+      'dlqTopic',
+      'changelogTopic',
+    ] as const) {
+      const v = config[key];
+      env[ENV_NAMES[key]] = Array.isArray(v) ? v.join(',') : String(v);
+    }
+    // Asynchronous: the processor runs in this process and must keep running meanwhile.
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join('examples', example)], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    return new Promise((resolve) =>
+      child.on('exit', (status) => resolve({ status, stdout, stderr })),
+    );
+  }
+
+  it('orchestrator.ts: REFUSE/SPILL for the seed incident, then APPROVE LOSSLESS_SPILL, compacted and committed', async () => {
+    const r = await run('orchestrator.ts');
+    expect(r).toMatchObject({ status: 0 });
+    expect(r.stdout).toMatch(/verdict: REFUSE SPILL .*EVICTED_PINNED at TURNS \[1,2\)/);
+    expect(r.stdout).toMatch(/verdict: APPROVE NONE LOSSLESS_SPILL/);
+    expect(r.stdout).toMatch(/compacted and committed/);
+  });
+
+  it('langchain-agent.ts: the summary is refused until the history is spilled, then it goes ahead', async () => {
+    const r = await run('langchain-agent.ts');
+    expect(r).toMatchObject({ status: 0 });
+    expect(r.stdout).toMatch(/verdict: REFUSE SPILL .*EVICTED_PINNED at MESSAGES \[0,1\)/);
+    expect(r.stdout).toMatch(/verdict: APPROVE NONE LOSSLESS_SPILL/);
+    expect(r.stdout).toMatch(/the first: Here is a summary/);
+    expect(readdirSync(spills).length).toBe(2);
+  });
+});

@@ -1,0 +1,262 @@
+/**
+ * The seed's incident in a real framework: a langchain v1 `createAgent` agent with langchain's
+ * own summarization middleware at its defaults (keep 20 messages, trimTokensToSummarize 4000,
+ * the approximate token counter), a fake model, a long tool-heavy conversation whose first user
+ * message states a rule. Through the real broker and processor: the guard refuses the summary
+ * (the rule would be dropped unsummarized), the history is spilled, the retry is APPROVE
+ * LOSSLESS_SPILL. With the whole history within the summarizer's input: APPROVE, no spill.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
+import { fakeModel } from '@langchain/core/testing';
+import { createAgent, tool } from 'langchain';
+import { FileSpillStore, type GuardedSession, type SpillStore } from '../../src/client';
+import type { Verdict } from '../../src/engine/outputs';
+import {
+  CompactionRefusedError,
+  guardedSummarization,
+  type GuardRefusal,
+  type GuardedSummarizationOptions,
+} from '../../src/integrations/langchain';
+import { decodeOutput, readTopics } from './pipeline';
+import { stack, type Stack } from './client/harness';
+
+jest.setTimeout(240_000);
+
+const RULE = 'You must never delete anything under /prod. Check the 25 log files one by one.';
+const ROUNDS = 25;
+
+/** The agent's model: per conversation, 25 tool calls then a final answer. */
+function scriptedModel(conversations = 1) {
+  const model = fakeModel();
+  for (let c = 0; c < conversations; c++) {
+    // Explicit messages: respondWithTools would derive each call's content from the whole input.
+    for (let i = 0; i < ROUNDS; i++)
+      model.respond(
+        new AIMessage({
+          content: `Reading app-${i}.log`,
+          tool_calls: [
+            {
+              name: 'read_log',
+              args: { file: `app-${i}.log` },
+              id: `call-${c}-${i}`,
+              type: 'tool_call',
+            },
+          ],
+        }),
+      );
+    model.respond(new AIMessage('All 25 files checked; nothing under /prod was touched.'));
+  }
+  return model;
+}
+
+function summaryModel(times = 10) {
+  const summarizer = fakeModel();
+  for (let i = 0; i < times; i++)
+    summarizer.respond(new AIMessage(`Summary ${i}: logs read so far look fine.`));
+  return summarizer;
+}
+
+/** ~1,000 tokens of log per call. */
+const readLog = tool(
+  async ({ file }: { file: string }) => `${file}: ${'INFO request served in 12 ms; '.repeat(130)}`,
+  {
+    name: 'read_log',
+    description: 'Reads one log file',
+    schema: { type: 'object', properties: { file: { type: 'string' } }, required: ['file'] },
+  },
+);
+
+/** 25 tool rounds of ~1,000-token results, then a final answer; a summary model that always answers. */
+async function converse(
+  s: Stack,
+  sessionId: string,
+  trimTokensToSummarize: number | undefined,
+  store: SpillStore,
+  guard: Pick<GuardedSummarizationOptions, 'policy' | 'onRefusal'> = {},
+) {
+  const model = scriptedModel();
+  const summarizer = summaryModel();
+  const refusals: GuardRefusal[] = [];
+  const also = guard.onRefusal === 'throw' ? undefined : guard.onRefusal;
+  const writes: string[] = [];
+  const session = s.client.session(sessionId);
+  const agent = createAgent({
+    model,
+    tools: [readLog],
+    middleware: [
+      guardedSummarization({
+        summarization: {
+          model: summarizer,
+          trigger: { tokens: 20_000 },
+          ...(trimTokensToSummarize !== undefined ? { trimTokensToSummarize } : {}),
+        },
+        session,
+        spill: {
+          write: async (w) => {
+            const h = await store.write(w);
+            writes.push(h);
+            return h;
+          },
+          read: (h) => store.read(h),
+        },
+        ...guard,
+        onRefusal:
+          guard.onRefusal === 'throw'
+            ? 'throw'
+            : async (r) => {
+                refusals.push(r);
+                await also?.(r);
+              },
+      }),
+    ],
+  });
+  const result = await agent.invoke(
+    { messages: [new HumanMessage(RULE)] },
+    { recursionLimit: 500 },
+  );
+  const verdicts =
+    // Up to the session's APPROVE, or as many verdicts as refusals were surfaced: every verdict
+    // before it is in the same partition, earlier.
+    (
+      await readTopics(
+        [s.config.verdictTopic],
+        (rs) => {
+          const mine = rs
+            .filter((r) => r.key === sessionId)
+            .map((r) => decodeOutput(s.config, r) as unknown as Verdict);
+          return (
+            mine.some((v) => v.decision === 'APPROVE') ||
+            (refusals.length > 0 && mine.length >= refusals.length)
+          );
+        },
+        10_000,
+      )
+    )
+      .filter((r) => r.key === sessionId)
+      .map((r) => decodeOutput(s.config, r) as unknown as Verdict);
+  return { messages: result.messages as BaseMessage[], refusals, writes, verdicts, session };
+}
+
+describe('langchain createAgent with guarded summarization, through the real processor', () => {
+  let s: Stack;
+  let dir: string;
+  beforeAll(async () => {
+    s = await stack();
+    dir = mkdtempSync(path.join(tmpdir(), 'cg-lc-'));
+  });
+  afterAll(async () => {
+    await s?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("langchain's defaults drop the first user message's rule unsummarized: REFUSE (EVICTED_PINNED, EVICTED_UNCOVERED), spill of the full history, APPROVE LOSSLESS_SPILL", async () => {
+    const store = new FileSpillStore(dir);
+    const run = await converse(s, `lc-default-${s.config.groupId}`, undefined, store);
+    const [first, ...rest] = run.verdicts;
+    expect(first).toMatchObject({ decision: 'REFUSE', action: 'SPILL' });
+    expect(first!.reasons.map((r) => r.code)).toEqual(
+      expect.arrayContaining(['EVICTED_PINNED', 'EVICTED_UNCOVERED']),
+    );
+    expect(rest[0]).toMatchObject({
+      requestId: first!.requestId,
+      decision: 'APPROVE',
+      basis: 'LOSSLESS_SPILL',
+    });
+    expect(run.refusals).toEqual([]);
+    // The spill holds the whole history, the rule first, read back through its sha256 handle.
+    expect(run.writes).toHaveLength(1);
+    const spilled = (await store.read(run.writes[0]!))
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; data: { content: string } });
+    expect(spilled[0]).toMatchObject({ type: 'human', data: { content: RULE } });
+    expect(spilled.length).toBeGreaterThan(40);
+    // The summary went ahead: the agent's history now starts with it.
+    expect(run.messages[0]!.additional_kwargs).toMatchObject({ lc_source: 'summarization' });
+  });
+
+  it('with the whole history within the summarizer input (trimTokensToSummarize 1,000,000): APPROVE INVARIANT_HOLDS and no spill', async () => {
+    const store = new FileSpillStore(dir);
+    const run = await converse(s, `lc-whole-${s.config.groupId}`, 1_000_000, store);
+    expect(run.verdicts.length).toBeGreaterThan(0);
+    for (const v of run.verdicts)
+      expect(v).toMatchObject({ decision: 'APPROVE', basis: 'INVARIANT_HOLDS' });
+    expect(run.writes).toEqual([]);
+    expect(run.refusals).toEqual([]);
+    expect(run.messages[0]!.additional_kwargs).toMatchObject({ lc_source: 'summarization' });
+  });
+
+  it('spills disabled: REFUSE/HALT, the summary is skipped, the history stays intact and the refusal reaches the callback', async () => {
+    const store = new FileSpillStore(dir);
+    const seen: GuardRefusal[] = [];
+    const run = await converse(s, `lc-halt-${s.config.groupId}`, undefined, store, {
+      policy: { spill: 'DISABLED' },
+      onRefusal: (r) => {
+        seen.push(r);
+      },
+    });
+    expect(seen.length).toBeGreaterThan(0);
+    for (const r of seen) expect(r.verdict).toMatchObject({ decision: 'REFUSE', action: 'HALT' });
+    expect(seen[0]!.verdict!.reasons.map((r) => r.code)).toContain('EVICTED_PINNED');
+    expect(run.writes).toEqual([]);
+    // Nothing was summarized away: the rule is still the first message, every tool round is there.
+    expect(run.messages[0]).toMatchObject({ content: RULE });
+    expect(run.messages).toHaveLength(1 + 2 * ROUNDS + 1);
+  });
+
+  it("onRefusal 'throw': the agent run fails with CompactionRefusedError carrying the HALT verdict", async () => {
+    const store = new FileSpillStore(dir);
+    const err = await converse(s, `lc-throw-${s.config.groupId}`, undefined, store, {
+      policy: { spill: 'DISABLED' },
+      onRefusal: 'throw',
+    }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(CompactionRefusedError);
+    expect((err as CompactionRefusedError).refusal.verdict).toMatchObject({ action: 'HALT' });
+  });
+
+  it('one agent, two threads: the session function gives each thread_id its own session, each refused, spilled and approved on its own', async () => {
+    const store = new FileSpillStore(dir);
+    const sessions = new Map<string, GuardedSession>();
+    const verdicts: Verdict[] = [];
+    const agent = createAgent({
+      model: scriptedModel(2),
+      tools: [readLog],
+      middleware: [
+        guardedSummarization({
+          summarization: { model: summaryModel(), trigger: { tokens: 20_000 } },
+          session: (rt) => {
+            const thread = `lc-thread-${rt.configurable?.thread_id}-${s.config.groupId}`;
+            if (!sessions.has(thread)) sessions.set(thread, s.client.session(thread));
+            return sessions.get(thread)!;
+          },
+          spill: store,
+          onVerdict: (v) => verdicts.push(v),
+        }),
+      ],
+    });
+    for (const thread_id of ['a', 'b'])
+      await agent.invoke(
+        { messages: [new HumanMessage(RULE)] },
+        { recursionLimit: 500, configurable: { thread_id } },
+      );
+    expect([...sessions.keys()]).toHaveLength(2);
+    for (const session of sessions.values()) {
+      const mine = verdicts.filter((v) => v.sessionId === session.sessionId);
+      expect(mine.map((v) => `${v.decision}/${v.action}`)).toEqual([
+        'REFUSE/SPILL',
+        'APPROVE/NONE',
+      ]);
+      expect(mine[1]).toMatchObject({ basis: 'LOSSLESS_SPILL' });
+      // Each session followed its own thread only: a turn per message seen before a model call
+      // (the rule, 25 tool calls and their results; the final answer comes after the last one).
+      expect(session.turns).toBe(1 + 2 * ROUNDS);
+    }
+  });
+});

@@ -76,8 +76,14 @@ export class GuardClient {
     this.resolved = config;
     const kafka = kafkaClient(config.brokers, `${config.clientId}-client`, this.log, config);
     this.kafka = kafka;
-    // As `run`: wrong credentials or an untrusted certificate fail at once, with the setting.
-    await checkKafkaSecurity(config.brokers, `${config.clientId}-client`, this.log, config);
+    // As `run`: no broker, wrong credentials or an untrusted certificate fail within seconds,
+    // with one message naming the setting (a StartupError, as `run` reports it).
+    try {
+      await checkKafkaSecurity(config.brokers, `${config.clientId}-client`, this.log, config);
+    } catch (e) {
+      this.state = 'closed';
+      throw e;
+    }
     // A few quick retries, not kafkajs' ~1 minute: nobody there is a clear error now.
     const admin = kafkaClient(
       config.brokers,

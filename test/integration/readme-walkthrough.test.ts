@@ -1,0 +1,170 @@
+/**
+ * The README's quick start, as a newcomer types it (issue 15): `npm start` (the embedded Kafka
+ * and registry, real JVMs), then in a second terminal `simulate` and `tail` with no connection
+ * flags, then a stop. Afterwards no process of that start is left and its ports are free.
+ *
+ * Only two settings differ from a person's terminal, so that the test cannot collide with a
+ * developer's own `npm start`: the HTTP port (CG_HTTP_PORT) and the state file
+ * (CG_EMBEDDED_FILE, read by simulate and tail exactly as `.cache/embedded.json` would be).
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT, freePort, waitFor } from './faults/harness';
+
+const READY_TIMEOUT_MS = 240_000;
+
+/** The environment of a fresh terminal: none of the test run's Kafka or CG settings. */
+function terminalEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const clean = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !k.startsWith('CG_') && k !== 'KAFKA_BROKERS' && k !== 'SCHEMA_REGISTRY_URL',
+    ),
+  );
+  // The fetched Kafka/Apicurio distributions are shared with the rest of the suite.
+  const cache = process.env.CG_CACHE_DIR ? { CG_CACHE_DIR: process.env.CG_CACHE_DIR } : {};
+  return { ...clean, ...cache, ...extra };
+}
+
+/** `npx compaction-guard ARGS` in the clone, to its end. */
+function npx(args: string[], env: NodeJS.ProcessEnv): { status: number; stdout: string } {
+  try {
+    const stdout = execFileSync('npx', ['compaction-guard', ...args], {
+      cwd: REPO_ROOT,
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 120_000,
+    });
+    return { status: 0, stdout };
+  } catch (e) {
+    const err = e as { status: number | null; stdout?: string; stderr?: string };
+    throw new Error(`npx compaction-guard ${args.join(' ')} failed (${err.status}): ${err.stderr}`);
+  }
+}
+
+/** Every descendant pid of `pid` (children first found, then theirs). */
+function descendants(pid: number): number[] {
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const parent = queue.shift()!;
+    let out = '';
+    try {
+      out = execFileSync('ps', ['-o', 'pid=', '--ppid', String(parent)], { encoding: 'utf8' });
+    } catch {
+      continue; // ps exits 1 when there is no child
+    }
+    for (const p of out
+      .split('\n')
+      .map((l) => Number(l.trim()))
+      .filter((n) => n > 0)) {
+      found.push(p);
+      queue.push(p);
+    }
+  }
+  return found;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  const probe = createServer();
+  return new Promise((resolve) => {
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+const portOf = (hostPort: string) => Number(new URL(`tcp://${hostPort}`).port);
+
+describe("the README's quick start on this clone", () => {
+  let start: ChildProcess | null = null;
+  const dir = mkdtempSync(join(tmpdir(), 'cg-walkthrough-'));
+
+  afterAll(() => {
+    if (start && start.exitCode === null) {
+      for (const p of descendants(start.pid!)) if (alive(p)) process.kill(p, 'SIGKILL');
+      start.kill('SIGKILL');
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('npm start, simulate and tail with no connection flags; SIGTERM to npm leaves no process and frees every port', async () => {
+    const httpPort = await freePort();
+    const stateFile = join(dir, 'embedded.json');
+    const env = terminalEnv({ CG_HTTP_PORT: String(httpPort), CG_EMBEDDED_FILE: stateFile });
+
+    start = spawn('npm', ['start'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    start.stdout!.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+    start.stderr!.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) =>
+      start!.once('exit', (code) => resolve(code)),
+    );
+
+    await waitFor(
+      'the ready line of npm start',
+      async () => /compaction-guard ready: /.test(stdout + stderr) && existsSync(stateFile),
+      READY_TIMEOUT_MS,
+    );
+    const readyLines = (stdout + stderr)
+      .split('\n')
+      .filter((l) => l.includes('compaction-guard ready: '));
+    expect(readyLines).toHaveLength(1);
+    const state = JSON.parse(readFileSync(stateFile, 'utf8')) as {
+      brokers: string[];
+      registryUrl: string;
+      httpUrl: string;
+    };
+    expect(readyLines[0]).toContain(state.httpUrl);
+    expect(readyLines[0]).toContain(state.brokers.join(','));
+    expect(readyLines[0]).toContain(state.registryUrl);
+
+    // The second terminal: the README's two commands, smaller.
+    npx(['simulate', '--sessions', '10', '--events', '800', '--rate', '500'], env);
+    let verdictLines: string[] = [];
+    await waitFor(
+      'verdicts on the verdict topic',
+      async () => {
+        const out = npx(['tail', 'verdicts', '--from-beginning', '--no-follow'], env).stdout;
+        verdictLines = out.split('\n').filter((l) => /\b(APPROVE|REFUSE)\b/.test(l));
+        return verdictLines.length > 0;
+      },
+      90_000,
+    );
+    expect(verdictLines.every((l) => /\bsim-/.test(l))).toBe(true);
+
+    // Everything this start runs (sh, node, both JVMs) and every port it listens on.
+    const pids = descendants(start.pid!);
+    expect(pids.length).toBeGreaterThanOrEqual(3);
+    const ports = [httpPort, ...state.brokers.map(portOf), Number(new URL(state.registryUrl).port)];
+
+    start.kill('SIGTERM'); // `kill <pid>` of the npm process, as the README says
+    let timer: NodeJS.Timeout | undefined;
+    const code = await Promise.race([
+      exited,
+      new Promise<string>((r) => (timer = setTimeout(() => r('still running after 60 s'), 60_000))),
+    ]);
+    clearTimeout(timer);
+    expect(code).toBe(0);
+    await waitFor(
+      'every process of the start to end',
+      async () => pids.every((p) => !alive(p)),
+      30_000,
+    );
+    for (const port of ports) expect(await portIsFree(port)).toBe(true);
+    expect(existsSync(stateFile)).toBe(false);
+    expect(stderr).not.toMatch(/^\s+at /m); // no stack trace anywhere in a healthy run
+  });
+});

@@ -35,6 +35,10 @@ export function renderSessionView(v: SessionView): string {
   out.push(`Summarized S:     ${spans(v.summarized)}`);
   out.push(`Spilled P:        ${spans(v.spilled)}`);
   out.push(`Acknowledged A:   ${spans(v.acknowledged)}`);
+  if (v.acknowledged.length > 0)
+    out.push(
+      `  of which A0 (written off for good): ${spans(v.acknowledgedForGood)}; A1 (for the next compaction): ${spans(v.acknowledgedOnce)}`,
+    );
   out.push(`Unspillable X:    ${spans(v.unspillable)}`);
   out.push(`Pins:             ${spans(v.pins)}`);
   out.push(`LOST (evicted, in no summary, spill or acknowledgement): ${spans(v.evicted)}`);

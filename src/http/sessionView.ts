@@ -29,7 +29,11 @@ export function sessionView(
     truncated: unit ? spans(unit, s.truncated) : [],
     summarized: unit ? spans(unit, s.summary) : [],
     spilled: perUnit(s.spilled),
-    acknowledged: [...(unit ? spans(unit, s.ackPermanent) : []), ...perUnit(s.ackOnce)],
+    // A = A0 ∪ A1 (contract §4, LossAcknowledged), then its two parts: an acknowledgement
+    // usually lands in both, and listing them side by side read as two acknowledgements.
+    acknowledged: perUnit(acknowledged(s, unit)),
+    acknowledgedForGood: unit ? spans(unit, s.ackPermanent) : [],
+    acknowledgedOnce: perUnit(s.ackOnce),
     unspillable: perUnit(s.unspillable),
     pins: unit ? spans(unit, s.pins) : [],
     evicted: unit ? spans(unit, evicted(s, unit)) : [],
@@ -46,6 +50,12 @@ export function sessionView(
       requestedAt: v.requestedAt,
     })),
   };
+}
+
+/** A = A0 ∪ A1 per unit: the permanent write-off is in the floor unit. */
+function acknowledged(s: SessionState, unit: Unit | null): SessionState['ackOnce'] {
+  if (unit === null) return s.ackOnce;
+  return { ...s.ackOnce, [unit]: union(s.ackPermanent, inUnit(s.ackOnce, unit)) };
 }
 
 /** Truncated positions that no summary, spill or acknowledgement covers: the lost content. */

@@ -77,10 +77,18 @@ export function kafkajsLogLevel(pinoLevel: string): logLevel {
  * healthy run, so they belong at debug: CONCURRENT_TRANSACTIONS follows every transaction
  * whose predecessor's markers the coordinator is still writing (dozens a minute under load);
  * UNKNOWN_TOPIC_OR_PARTITION answers the metadata requests right after the processor created
- * its topics. (kafkajs logs them by message text only.)
+ * its topics; COORDINATOR_NOT_AVAILABLE and COORDINATOR_LOAD_IN_PROGRESS answer the first
+ * FindCoordinator of a fresh broker (its offsets topic is being created) and every coordinator
+ * move. (kafkajs logs them by message text only.)
  */
-const EXPECTED_RETRY =
-  /another concurrent operation on the same transaction was ongoing|This server does not host this topic-partition/;
+const EXPECTED_RETRY = new RegExp(
+  [
+    'another concurrent operation on the same transaction was ongoing',
+    'This server does not host this topic-partition',
+    'The group coordinator is not available',
+    'The coordinator is loading and hence',
+  ].join('|'),
+);
 
 /** The pino level of one kafkajs log entry. */
 export function kafkajsEntryLevel(

@@ -93,6 +93,20 @@ describe('kafkajs logs', () => {
     expect(kafkajsEntryLevel(logLevel.ERROR, entry)).toBe('debug');
   });
 
+  it("log a fresh broker's or a moving coordinator's retried answers at debug, not error", () => {
+    // As kafkajs 2.2.4 logs the first FindCoordinator of `npm start` on a new broker.
+    for (const error of [
+      'The group coordinator is not available',
+      "The coordinator is loading and hence can't process requests for this group",
+    ])
+      expect(
+        kafkajsEntryLevel(logLevel.ERROR, {
+          message: 'Response GroupCoordinator(key: 10, version: 2)',
+          error,
+        }),
+      ).toBe('debug');
+  });
+
   it('keep other errors and warnings at their level', () => {
     const entry = {
       message: 'Response Produce(key: 0, version: 7)',

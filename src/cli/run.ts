@@ -121,6 +121,9 @@ export async function startProcessor(
   return { processor: running, config, metrics, httpPort, stop };
 }
 
+/** Signals closer together than this are one keystroke delivered twice (see runCommand). */
+const SAME_KEYSTROKE_MS = 1_000;
+
 /** A stop that takes longer than this (a broker gone away first) ends the process anyway. */
 export const STOP_DEADLINE_MS = 25_000;
 
@@ -132,12 +135,20 @@ export async function runCommand(flags: Record<string, string | undefined>): Pro
   let running: Running | null = null;
   let announcement: Announcement | null = null;
   let stopRequested: NodeJS.Signals | null = null;
+  let stopRequestedAt = 0;
   const shutdown = (signal: NodeJS.Signals) => {
     if (stopRequested !== null) {
+      // One Ctrl-C under `npm start` arrives twice: the terminal signals the whole foreground
+      // process group, and npm forwards its own copy. Only a later one means "now".
+      if (Date.now() - stopRequestedAt < SAME_KEYSTROKE_MS) {
+        log.debug({ signal }, 'the same signal again (forwarded by npm): still stopping');
+        return;
+      }
       log.warn({ signal }, 'second signal: exiting now');
       process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
     }
     stopRequested = signal;
+    stopRequestedAt = Date.now();
     log.info({ signal }, 'shutting down');
     setTimeout(() => {
       log.warn({ deadlineMs: STOP_DEADLINE_MS }, 'stop did not finish in time: exiting');

@@ -99,72 +99,92 @@ describe("the README's quick start on this clone", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('npm start, simulate and tail with no connection flags; SIGTERM to npm leaves no process and frees every port', async () => {
-    const httpPort = await freePort();
-    const stateFile = join(dir, 'embedded.json');
-    const env = terminalEnv({ CG_HTTP_PORT: String(httpPort), CG_EMBEDDED_FILE: stateFile });
+  it.each(['SIGTERM', 'Ctrl-C'] as const)(
+    'npm start, simulate and tail with no connection flags; %s leaves no process and frees every port',
+    async (stop) => {
+      const httpPort = await freePort();
+      const stateFile = join(dir, 'embedded.json');
+      const env = terminalEnv({ CG_HTTP_PORT: String(httpPort), CG_EMBEDDED_FILE: stateFile });
 
-    start = spawn('npm', ['start'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    start.stdout!.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-    start.stderr!.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-    const exited = new Promise<number | null>((resolve) =>
-      start!.once('exit', (code) => resolve(code)),
-    );
+      // Its own process group, as in a terminal (where Ctrl-C signals the whole group).
+      start = spawn('npm', ['start'], {
+        cwd: REPO_ROOT,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      let stdout = '';
+      let stderr = '';
+      start.stdout!.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+      start.stderr!.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+      const exited = new Promise<number | null>((resolve) =>
+        start!.once('exit', (code) => resolve(code)),
+      );
 
-    await waitFor(
-      'the ready line of npm start',
-      async () => /compaction-guard ready: /.test(stdout + stderr) && existsSync(stateFile),
-      READY_TIMEOUT_MS,
-    );
-    const readyLines = (stdout + stderr)
-      .split('\n')
-      .filter((l) => l.includes('compaction-guard ready: '));
-    expect(readyLines).toHaveLength(1);
-    const state = JSON.parse(readFileSync(stateFile, 'utf8')) as {
-      brokers: string[];
-      registryUrl: string;
-      httpUrl: string;
-    };
-    expect(readyLines[0]).toContain(state.httpUrl);
-    expect(readyLines[0]).toContain(state.brokers.join(','));
-    expect(readyLines[0]).toContain(state.registryUrl);
+      await waitFor(
+        'the ready line of npm start',
+        async () => /compaction-guard ready: /.test(stdout + stderr) && existsSync(stateFile),
+        READY_TIMEOUT_MS,
+      );
+      const readyLines = (stdout + stderr)
+        .split('\n')
+        .filter((l) => l.includes('compaction-guard ready: '));
+      expect(readyLines).toHaveLength(1);
+      const state = JSON.parse(readFileSync(stateFile, 'utf8')) as {
+        brokers: string[];
+        registryUrl: string;
+        httpUrl: string;
+      };
+      expect(readyLines[0]).toContain(state.httpUrl);
+      expect(readyLines[0]).toContain(state.brokers.join(','));
+      expect(readyLines[0]).toContain(state.registryUrl);
 
-    // The second terminal: the README's two commands, smaller.
-    npx(['simulate', '--sessions', '10', '--events', '800', '--rate', '500'], env);
-    let verdictLines: string[] = [];
-    await waitFor(
-      'verdicts on the verdict topic',
-      async () => {
-        const out = npx(['tail', 'verdicts', '--from-beginning', '--no-follow'], env).stdout;
-        verdictLines = out.split('\n').filter((l) => /\b(APPROVE|REFUSE)\b/.test(l));
-        return verdictLines.length > 0;
-      },
-      90_000,
-    );
-    expect(verdictLines.every((l) => /\bsim-/.test(l))).toBe(true);
+      // The second terminal: the README's two commands, smaller.
+      npx(['simulate', '--sessions', '10', '--events', '800', '--rate', '500'], env);
+      let verdictLines: string[] = [];
+      await waitFor(
+        'verdicts on the verdict topic',
+        async () => {
+          const out = npx(['tail', 'verdicts', '--from-beginning', '--no-follow'], env).stdout;
+          verdictLines = out.split('\n').filter((l) => /\b(APPROVE|REFUSE)\b/.test(l));
+          return verdictLines.length > 0;
+        },
+        90_000,
+      );
+      expect(verdictLines.every((l) => /\bsim-/.test(l))).toBe(true);
 
-    // Everything this start runs (sh, node, both JVMs) and every port it listens on.
-    const pids = descendants(start.pid!);
-    expect(pids.length).toBeGreaterThanOrEqual(3);
-    const ports = [httpPort, ...state.brokers.map(portOf), Number(new URL(state.registryUrl).port)];
+      // Everything this start runs (sh, node, both JVMs) and every port it listens on.
+      const pids = descendants(start.pid!);
+      expect(pids.length).toBeGreaterThanOrEqual(3);
+      const ports = [
+        httpPort,
+        ...state.brokers.map(portOf),
+        Number(new URL(state.registryUrl).port),
+      ];
 
-    start.kill('SIGTERM'); // `kill <pid>` of the npm process, as the README says
-    let timer: NodeJS.Timeout | undefined;
-    const code = await Promise.race([
-      exited,
-      new Promise<string>((r) => (timer = setTimeout(() => r('still running after 60 s'), 60_000))),
-    ]);
-    clearTimeout(timer);
-    expect(code).toBe(0);
-    await waitFor(
-      'every process of the start to end',
-      async () => pids.every((p) => !alive(p)),
-      30_000,
-    );
-    for (const port of ports) expect(await portIsFree(port)).toBe(true);
-    expect(existsSync(stateFile)).toBe(false);
-    expect(stderr).not.toMatch(/^\s+at /m); // no stack trace anywhere in a healthy run
-  });
+      if (stop === 'SIGTERM')
+        start.kill('SIGTERM'); // `kill <pid>` of the npm process
+      else process.kill(-start.pid!, 'SIGINT'); // Ctrl-C: the terminal signals the whole group
+      let timer: NodeJS.Timeout | undefined;
+      const code = await Promise.race([
+        exited,
+        new Promise<string>(
+          (r) => (timer = setTimeout(() => r('still running after 60 s'), 60_000)),
+        ),
+      ]);
+      clearTimeout(timer);
+      expect(code).toBe(0);
+      await waitFor(
+        'every process of the start to end',
+        async () => pids.every((p) => !alive(p)),
+        30_000,
+      );
+      for (const port of ports) expect(await portIsFree(port)).toBe(true);
+      expect(existsSync(stateFile)).toBe(false);
+      expect(stderr).not.toMatch(/^\s+at /m); // no stack trace anywhere in a healthy run
+      // One Ctrl-C is one graceful stop, though the node process gets it twice (npm forwards it).
+      expect(stdout).not.toContain('second signal');
+      expect(stdout).toContain('"msg":"shutting down"');
+    },
+  );
 });

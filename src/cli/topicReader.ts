@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';
+import { OperationalError } from '../errors';
 
 export interface ReadOptions {
   fromBeginning: boolean;
@@ -20,7 +21,11 @@ export interface Reader {
   stop(): Promise<void>;
 }
 
-export class MissingTopicError extends Error {}
+export class MissingTopicError extends OperationalError {
+  constructor(message: string) {
+    super('TOPIC_MISSING', message);
+  }
+}
 
 export async function readTopics(kafka: Kafka, topics: string[], o: ReadOptions): Promise<Reader> {
   const admin = kafka.admin();

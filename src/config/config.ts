@@ -4,6 +4,7 @@
  */
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { DEFAULT_GRACE_MS } from '../engine/fleet';
+import { OperationalError } from '../errors';
 
 export type InputFormat = 'auto' | 'avro' | 'json';
 export type SaslMechanism = 'none' | 'plain' | 'scram-sha-256' | 'scram-sha-512';
@@ -175,8 +176,12 @@ export const SECRET_KEYS: readonly (keyof Config)[] = [
   'httpSessionsToken',
 ];
 
-export class ConfigError extends Error {
-  readonly code = 'CONFIG_INVALID';
+/** A setting has an invalid value: the message names the variable and what was expected. */
+export class ConfigError extends OperationalError {
+  override readonly code = 'CONFIG_INVALID';
+  constructor(message: string) {
+    super('CONFIG_INVALID', message);
+  }
 }
 
 type Source = Partial<Record<keyof Config, string | undefined>>;

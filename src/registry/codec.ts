@@ -22,14 +22,22 @@ import {
   verdictType,
 } from '../schema/schemas';
 import { decodeError } from '../schema/errors';
+import { OperationalError } from '../errors';
 
-export class RegistryUnavailableError extends Error {
-  readonly code = 'REGISTRY_UNAVAILABLE';
+/** One registry call failed (timeout, 5xx, connection): retriable. */
+export class RegistryUnavailableError extends OperationalError {
+  override readonly code = 'REGISTRY_UNAVAILABLE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('REGISTRY_UNAVAILABLE', message, options);
+  }
 }
 
 /** 401/403 from the registry: retrying does not help, the credentials are wrong. */
-export class RegistryAuthError extends Error {
-  readonly code = 'REGISTRY_AUTH_FAILED';
+export class RegistryAuthError extends OperationalError {
+  override readonly code = 'REGISTRY_AUTH_FAILED';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('REGISTRY_AUTH_FAILED', message, options);
+  }
 }
 
 export interface SubjectTopics {

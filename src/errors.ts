@@ -4,8 +4,9 @@
  * Each code says whether repeating the same operation unchanged may succeed (`retriable`: what
  * src/retry.ts retries by default) and how a command ends with it:
  * - `exitCode`: the exit status of `compaction-guard run` (null: `run` never ends with it);
- * - `toolExitCode`: the status of the on-call commands `tail`, `inspect` and `acknowledge`
- *   (2: the input or configuration is wrong; 3: cannot connect or authenticate; null: not theirs).
+ * - `toolExitCode`: the status of the other commands (`audit` and the on-call `tail`, `inspect`
+ *   and `acknowledge`): 2 the input or configuration is wrong; 3 cannot connect or authenticate;
+ *   null: not theirs.
  * An operator (or a supervisor such as systemd or Kubernetes) reads the status; a person reads
  * the one line the CLI prints: which setting, what was tried, what to do. Anything not listed
  * here is a bug: `run` exits 1 with its stack.
@@ -36,6 +37,8 @@ export const ERROR_CODES = {
   USAGE_INVALID: { retriable: false, exitCode: null, toolExitCode: 2 },
   /** A topic an on-call command reads does not exist on the cluster. */
   TOPIC_MISSING: { retriable: false, exitCode: null, toolExitCode: 2 },
+  /** `audit`: an input file cannot be opened or read (its only non-zero exit, contract §7). */
+  INPUT_UNREADABLE: { retriable: false, exitCode: null, toolExitCode: 2 },
   /** The processor's HTTP server did not answer. */
   PROCESSOR_UNREACHABLE: { retriable: true, exitCode: null, toolExitCode: 3 },
   /** Client library: a call that would send a wrong or meaningless event (nothing was sent). */
@@ -77,6 +80,20 @@ export class OperationalError extends Error {
   get retriable(): boolean {
     return ERROR_CODES[this.code].retriable;
   }
+}
+
+/**
+ * The error class of one code: `class ConfigError extends errorClass('CONFIG_INVALID') {}`, then
+ * `new ConfigError(message, { cause })`. With `name`, the class's errors carry that name.
+ */
+export function errorClass<const C extends ErrorCode>(code: C, name?: string) {
+  return class extends OperationalError {
+    override readonly code: C = code;
+    constructor(message: string, options?: { cause?: unknown }) {
+      super(code, message, options);
+      if (name !== undefined) this.name = name;
+    }
+  };
 }
 
 /** A failure `run` ends with at start-up, with its documented exit status. */

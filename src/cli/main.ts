@@ -4,7 +4,7 @@ import { InputError, openInputs, runAudit } from './audit';
 import { ENGINE_VERSION } from '../engine/version';
 import { DEFAULTS, ENV_NAMES, optionHelp } from '../config/config';
 import { runCommand } from './run';
-import { exitCodeHelp } from '../errors';
+import { ERROR_CODES, exitCodeHelp } from '../errors';
 import { reportStartupFailure } from './failures';
 import { simulate } from './simulate';
 import { tailCommand } from './tail';
@@ -41,7 +41,7 @@ export function buildProgram(): Command {
       } catch (e) {
         if (!(e instanceof InputError)) throw e;
         process.stderr.write(`compaction-guard audit: ${e.message}\n`);
-        process.exitCode = 2;
+        process.exitCode = ERROR_CODES[e.code].toolExitCode;
       }
     });
   const run = program

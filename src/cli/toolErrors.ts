@@ -3,21 +3,13 @@
  * a person can fix. The status is the code's `toolExitCode` (src/errors.ts): 2 the input or
  * configuration is wrong, 3 cannot connect or authenticate.
  */
-import { ERROR_CODES, OperationalError, errorCode } from '../errors';
+import { ERROR_CODES, OperationalError, errorClass, errorCode } from '../errors';
 
 /** The user's input or configuration is wrong; nothing was sent. */
-export class UsageError extends OperationalError {
-  constructor(message: string) {
-    super('USAGE_INVALID', message);
-  }
-}
+export class UsageError extends errorClass('USAGE_INVALID') {}
 
 /** No answer from the processor's HTTP server. */
-export class ProcessorUnreachableError extends OperationalError {
-  constructor(message: string) {
-    super('PROCESSOR_UNREACHABLE', message);
-  }
-}
+export class ProcessorUnreachableError extends errorClass('PROCESSOR_UNREACHABLE') {}
 
 /** kafkajs' connection failures carry no code of ours: they are known by name and message. */
 const KAFKA_CONNECTION_FAILURE =

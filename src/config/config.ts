@@ -107,6 +107,19 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Source = {}): Config {
   return c as Config;
 }
 
+/**
+ * The env vars that give `keys` of `c` (what a person would export; loadConfig reads them back
+ * to the same values). An unset (null) setting is left out.
+ */
+export function configEnv(c: Config, keys: readonly Key[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of keys) {
+    const v = c[key];
+    if (v !== null) env[ENV_NAMES[key]] = Array.isArray(v) ? v.join(',') : String(v);
+  }
+  return env;
+}
+
 /** The embedded local services' settings, from env vars. */
 export function serviceSettings(env: NodeJS.ProcessEnv = process.env): ServiceSettings {
   const out: Record<string, unknown> = {};

@@ -10,15 +10,10 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DEFAULT_GRACE_MS } from '../engine/fleet';
-import { OperationalError } from '../errors';
+import { errorClass } from '../errors';
 
 /** A setting has an invalid value: the message names the variable and what was expected. */
-export class ConfigError extends OperationalError {
-  override readonly code = 'CONFIG_INVALID';
-  constructor(message: string) {
-    super('CONFIG_INVALID', message);
-  }
-}
+export class ConfigError extends errorClass('CONFIG_INVALID') {}
 
 /** Validates a raw (trimmed unless `exact`) value; `name` is e.g. `CG_PARTITIONS (--partitions)`. */
 export type Parse<T> = (raw: string, name: string) => T;

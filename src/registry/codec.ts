@@ -22,23 +22,13 @@ import {
   verdictType,
 } from '../schema/schemas';
 import { decodeError } from '../schema/errors';
-import { OperationalError } from '../errors';
+import { errorClass } from '../errors';
 
 /** One registry call failed (timeout, 5xx, connection): retriable. */
-export class RegistryUnavailableError extends OperationalError {
-  override readonly code = 'REGISTRY_UNAVAILABLE';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('REGISTRY_UNAVAILABLE', message, options);
-  }
-}
+export class RegistryUnavailableError extends errorClass('REGISTRY_UNAVAILABLE') {}
 
 /** 401/403 from the registry: retrying does not help, the credentials are wrong. */
-export class RegistryAuthError extends OperationalError {
-  override readonly code = 'REGISTRY_AUTH_FAILED';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('REGISTRY_AUTH_FAILED', message, options);
-  }
-}
+export class RegistryAuthError extends errorClass('REGISTRY_AUTH_FAILED') {}
 
 export interface SubjectTopics {
   inputTopic: string;

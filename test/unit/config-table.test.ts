@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import {
   DEFAULTS,
   ENV_NAMES,
+  configEnv,
   SECRET_KEYS,
   flagOf,
   loadConfig,
@@ -150,6 +151,34 @@ describe('the settings table', () => {
       expect(option!.description).toContain(`env ${s.env}`);
       expect(option!.description).toContain('(default: ');
     }
+  });
+
+  it('turns a config back into env vars that load to the same values (configEnv)', () => {
+    const c = {
+      ...DEFAULTS,
+      brokers: ['a:1', 'b:2'],
+      registryUrl: 'http://r:8081',
+      partitions: 3,
+      coordinatorCache: false,
+      inputTopic: 'in',
+    };
+    const keys = [
+      'brokers',
+      'registryUrl',
+      'partitions',
+      'coordinatorCache',
+      'inputTopic',
+    ] as const;
+    const env = configEnv(c, keys);
+    expect(env).toEqual({
+      KAFKA_BROKERS: 'a:1,b:2',
+      SCHEMA_REGISTRY_URL: 'http://r:8081',
+      CG_PARTITIONS: '3',
+      CG_COORDINATOR_CACHE: 'false',
+      CG_INPUT_TOPIC: 'in',
+    });
+    expect(loadConfig(env)).toEqual(c);
+    expect(configEnv(DEFAULTS, ['registryUrl', 'httpSessionsToken'])).toEqual({});
   });
 
   it('is how the services read their env vars', () => {

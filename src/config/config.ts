@@ -107,6 +107,16 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Source = {}): Config {
   return c as Config;
 }
 
+/** The settings that name the topics of DESIGN §6. */
+export const TOPIC_KEYS = [
+  'inputTopic',
+  'verdictTopic',
+  'spillTopic',
+  'auditTopic',
+  'dlqTopic',
+  'changelogTopic',
+] as const satisfies readonly Key[];
+
 /**
  * The env vars that give `keys` of `c` (what a person would export; loadConfig reads them back
  * to the same values). An unset (null) setting is left out.

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { type Config, configEnv } from '../../src/config/config';
+import { type Config, TOPIC_KEYS, configEnv } from '../../src/config/config';
 import type { ContextEvent } from '../../src/engine/events';
 import type { Running } from '../../src/cli/run';
 import type { AuditLineRecord } from '../../src/audit/replay';
@@ -28,15 +28,7 @@ function cliEnv(c: Config, httpPort: number): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
-    ...configEnv(c, [
-      'brokers',
-      'registryUrl',
-      'inputTopic',
-      'verdictTopic',
-      'spillTopic',
-      'auditTopic',
-      'dlqTopic',
-    ]),
+    ...configEnv(c, ['brokers', 'registryUrl', ...TOPIC_KEYS]),
   };
   env.CG_HTTP_HOST = '127.0.0.1';
   env.CG_HTTP_PORT = String(httpPort);

@@ -15,7 +15,9 @@ import { DEFAULTS, type Config } from '../src/config/config';
 import type { ContextEvent } from '../src/engine/events';
 import { OwnedFleet } from '../src/engine/ownedFleet';
 import { outputRequests } from '../src/kafka/outputChunks';
-import { type RegistryCodec, RegistryUnavailableError } from '../src/registry/codec';
+import type { RegistryCodec } from '../src/registry/codec';
+import { registerSchemas } from '../src/registry/register';
+import { partitionCount } from '../src/kafka/topics';
 import { provideServices, type Services } from '../src/services';
 import { DEFAULT_KAFKA_VERSION } from '../src/services/maven';
 
@@ -154,18 +156,9 @@ export async function createTopic(
       },
     ],
   });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
-      const ps = topics[0]?.partitions ?? [];
-      if (ps.length === partitions && ps.every((p) => p.leader >= 0)) return;
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-    }
-    if (Date.now() > deadline) throw new Error(`topic ${topic} has no leaders after 30 s`);
-    await sleep(100);
-  }
+  const found = await partitionCount(admin, topic, 30_000);
+  if (found !== partitions)
+    throw new Error(`topic ${topic} has ${found} partitions, not ${partitions}`);
 }
 
 /**
@@ -473,18 +466,14 @@ export function peakRssMb(pid: number): number {
 }
 
 /**
- * `codec.registerAll()` with the processor's patience (src/kafka/processor.ts retries its own
- * start-up registration): the shared registry can stall for a call's 15 s timeout now and then,
- * and that should not end a benchmark of many minutes.
+ * `codec.registerAll()` with the processor's patience (src/registry/register.ts): the shared
+ * registry can stall for a call's 15 s timeout now and then, and that should not end a
+ * benchmark of many minutes.
  */
-export async function registerAll(codec: RegistryCodec, attempts = 5): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await codec.registerAll();
-    } catch (e) {
-      if (!(e instanceof RegistryUnavailableError) || attempt >= attempts) throw e;
-      console.error(`schema registration failed (attempt ${attempt}): ${e.message}; retrying`);
-      await sleep(500 * attempt);
-    }
-  }
+export async function registerAll(codec: RegistryCodec): Promise<void> {
+  await registerSchemas(codec, null, (e, attempt) =>
+    console.error(
+      `schema registration failed (attempt ${attempt}): ${(e as Error).message}; retrying`,
+    ),
+  );
 }

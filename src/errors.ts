@@ -1,44 +1,127 @@
 /**
- * The one closed set of reasons `run` gives up at start-up, each with its exit status.
+ * The one closed list of operational error codes: failures that are expected and explained
+ * (bad settings, unreachable or refusing services, misuse of the client), as opposed to bugs.
+ * Each code says whether repeating the same operation unchanged may succeed (`retriable`: what
+ * src/retry.ts retries by default) and how a command ends with it:
+ * - `exitCode`: the exit status of `compaction-guard run` (null: `run` never ends with it);
+ * - `toolExitCode`: the status of the other commands (`audit` and the on-call `tail`, `inspect`
+ *   and `acknowledge`): 2 the input or configuration is wrong; 3 cannot connect or authenticate;
+ *   null: not theirs.
  * An operator (or a supervisor such as systemd or Kubernetes) reads the status; a person reads
  * the one line the CLI prints: which setting, what was tried, what to do. Anything not listed
- * here is a bug and exits 1 with its stack.
+ * here is a bug: `run` exits 1 with its stack.
+ *
+ * Input dead letters have their own closed set (src/schema/errors.ts): they are results, not
+ * failures.
  */
-export const STARTUP_FAILURES = {
+export const ERROR_CODES = {
   /** A setting has an invalid value (the message names the variable). */
-  CONFIG_INVALID: { exitCode: 2, retriable: false },
+  CONFIG_INVALID: { retriable: false, exitCode: 2, toolExitCode: 2 },
   /** Wrong SASL credentials for Kafka. */
-  KAFKA_AUTHENTICATION_FAILED: { exitCode: 3, retriable: false },
+  KAFKA_AUTHENTICATION_FAILED: { retriable: false, exitCode: 3, toolExitCode: 3 },
   /** The broker certificate was not verified by the configured CA. */
-  KAFKA_TLS_FAILED: { exitCode: 3, retriable: false },
+  KAFKA_TLS_FAILED: { retriable: false, exitCode: 3, toolExitCode: 3 },
   /** The registry answered 401/403. */
-  REGISTRY_AUTH_FAILED: { exitCode: 3, retriable: false },
+  REGISTRY_AUTH_FAILED: { retriable: false, exitCode: 3, toolExitCode: 3 },
   /** No broker of KAFKA_BROKERS answered in time. */
-  KAFKA_UNREACHABLE: { exitCode: 4, retriable: true },
+  KAFKA_UNREACHABLE: { retriable: true, exitCode: 4, toolExitCode: 3 },
   /** SCHEMA_REGISTRY_URL did not answer (or kept failing) while registering the schemas. */
-  REGISTRY_UNREACHABLE: { exitCode: 5, retriable: true },
+  REGISTRY_UNREACHABLE: { retriable: true, exitCode: 5, toolExitCode: 3 },
   /** CG_HTTP_HOST:CG_HTTP_PORT is taken (often: another instance runs) or cannot be bound. */
-  HTTP_PORT_UNAVAILABLE: { exitCode: 6, retriable: false },
+  HTTP_PORT_UNAVAILABLE: { retriable: false, exitCode: 6, toolExitCode: null },
   /** The embedded local Kafka or registry of `npm start` could not be started. */
-  EMBEDDED_SERVICES_FAILED: { exitCode: 7, retriable: false },
-} as const;
+  EMBEDDED_SERVICES_FAILED: { retriable: false, exitCode: 7, toolExitCode: null },
+  /** One registry call failed (timeout, 5xx, connection): the next one may work. */
+  REGISTRY_UNAVAILABLE: { retriable: true, exitCode: null, toolExitCode: null },
+  /** An on-call command's arguments are wrong, or it was not confirmed: nothing was sent. */
+  USAGE_INVALID: { retriable: false, exitCode: null, toolExitCode: 2 },
+  /** A topic an on-call command reads does not exist on the cluster. */
+  TOPIC_MISSING: { retriable: false, exitCode: null, toolExitCode: 2 },
+  /** `audit`: an input file cannot be opened or read (its only non-zero exit, contract §7). */
+  INPUT_UNREADABLE: { retriable: false, exitCode: null, toolExitCode: 2 },
+  /** The processor's HTTP server did not answer. */
+  PROCESSOR_UNREACHABLE: { retriable: true, exitCode: null, toolExitCode: 3 },
+  /** Client library: a call that would send a wrong or meaningless event (nothing was sent). */
+  GUARD_USAGE: { retriable: false, exitCode: null, toolExitCode: null },
+  /** Client library: a call on a session or client after `close()` (nothing was sent). */
+  GUARD_CLOSED: { retriable: false, exitCode: null, toolExitCode: null },
+  /** Client library: no verdict in time; asking again under the same requestId may get one. */
+  GUARD_TIMEOUT: { retriable: true, exitCode: null, toolExitCode: null },
+  /** Client library: a send failed; the session must be resumed from its snapshot first. */
+  GUARD_SEND_FAILED: { retriable: false, exitCode: null, toolExitCode: null },
+  /** Client library: a spill handle whose content does not match its sha256, or unreadable. */
+  SPILL_INTEGRITY: { retriable: false, exitCode: null, toolExitCode: null },
+} as const satisfies Record<
+  string,
+  { retriable: boolean; exitCode: number | null; toolExitCode: 2 | 3 | null }
+>;
 
-export type StartupFailureCode = keyof typeof STARTUP_FAILURES;
+export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** A start-up failure that is expected and explained: printed as one line, no stack. */
-export class StartupError extends Error {
+/** The codes `run` can end with, each with its exit status. */
+export type StartupFailureCode = {
+  [K in ErrorCode]: (typeof ERROR_CODES)[K]['exitCode'] extends number ? K : never;
+}[ErrorCode];
+
+export const STARTUP_FAILURES = Object.fromEntries(
+  Object.entries(ERROR_CODES).filter(([, v]) => v.exitCode !== null),
+) as { readonly [K in StartupFailureCode]: (typeof ERROR_CODES)[K] };
+
+/** An expected, explained failure: printed as one line, no stack. */
+export class OperationalError extends Error {
   constructor(
-    readonly code: StartupFailureCode,
+    readonly code: ErrorCode,
     message: string,
     options?: { cause?: unknown },
   ) {
     super(message, options);
+  }
+
+  get retriable(): boolean {
+    return ERROR_CODES[this.code].retriable;
+  }
+}
+
+/**
+ * The error class of one code: `class ConfigError extends errorClass('CONFIG_INVALID') {}`, then
+ * `new ConfigError(message, { cause })`. With `name`, the class's errors carry that name.
+ */
+export function errorClass<const C extends ErrorCode>(code: C, name?: string) {
+  return class extends OperationalError {
+    override readonly code: C = code;
+    constructor(message: string, options?: { cause?: unknown }) {
+      super(code, message, options);
+      if (name !== undefined) this.name = name;
+    }
+  };
+}
+
+/** A failure `run` ends with at start-up, with its documented exit status. */
+export class StartupError extends OperationalError {
+  constructor(
+    override readonly code: StartupFailureCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(code, message, options);
     this.name = 'StartupError';
   }
 
   get exitCode(): number {
     return STARTUP_FAILURES[this.code].exitCode;
   }
+}
+
+/** The code of `e` when it is an operational error of the list (by its `code`), else null. */
+export function errorCode(e: unknown): ErrorCode | null {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && Object.hasOwn(ERROR_CODES, code) ? (code as ErrorCode) : null;
+}
+
+/** Retriable by its code (src/retry.ts's default): anything not in the list is not. */
+export function isRetriable(e: unknown): boolean {
+  const code = errorCode(e);
+  return code !== null && ERROR_CODES[code].retriable;
 }
 
 /** For `run --help` and the README: one line per exit status. */

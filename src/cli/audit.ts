@@ -2,6 +2,7 @@
  * `compaction-guard audit FILE... [--json]`: stream JSON-lines files through the engine
  * (contract §7), in the order given, as one stream of events (as `cat FILE... | audit -`).
  */
+import { errorClass } from '../errors';
 import { open } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { Replay, type AuditLineRecord } from '../audit/replay';
@@ -18,7 +19,7 @@ export interface AuditInput {
 }
 
 /** An input that cannot be opened or read (the only non-zero exit, contract §7). */
-export class InputError extends Error {}
+export class InputError extends errorClass('INPUT_UNREADABLE') {}
 
 /**
  * Opens every input before any is read, so a bad name fails at once with nothing written. A

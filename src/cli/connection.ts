@@ -5,15 +5,7 @@
  */
 import type { Command } from 'commander';
 import pino, { type Logger } from 'pino';
-import {
-  type Config,
-  DEFAULTS,
-  ENV_NAMES,
-  ConfigError,
-  SECRET_KEYS,
-  kebab,
-  loadConfig,
-} from '../config/config';
+import { type Config, ENV_NAMES, ConfigError, loadConfig, optionHelp } from '../config/config';
 import { REDACT_PATHS, REDACTED } from '../config/redact';
 import { type EmbeddedState, noEmbeddedMessage, readEmbeddedState } from '../services/embedded';
 
@@ -45,19 +37,14 @@ const CONNECTION_KEYS: readonly (keyof Config)[] = [
 /** Adds `--brokers`, `--registry-url`, ... as on `run` (same names, same env vars). */
 export function addConnectionOptions(cmd: Command): Command {
   for (const key of CONNECTION_KEYS) {
-    const env = SECRET_KEYS.includes(key)
-      ? `env ${ENV_NAMES[key]} or ${ENV_NAMES[key]}_FILE`
-      : `env ${ENV_NAMES[key]}`;
-    const d = DEFAULTS[key];
     const shown =
       key === 'brokers' || key === 'registryUrl'
         ? 'a running `npm start`'
         : key === 'logLevel'
           ? 'error, to stderr'
-          : d === null
-            ? '(unset)'
-            : String(d);
-    cmd.option(`--${kebab(key)} <value>`, `${env} (default: ${shown})`);
+          : undefined;
+    const { flags, description } = optionHelp(key, shown);
+    cmd.option(flags, description);
   }
   return cmd;
 }
@@ -105,9 +92,12 @@ export function processorUrl(
     return flags.url.replace(/\/+$/, '');
   }
   const config = loadConfig(env, flags);
-  const explicit = [flags.httpHost, flags.httpPort, env.CG_HTTP_HOST, env.CG_HTTP_PORT].some(
-    (v) => v !== undefined && v.trim() !== '',
-  );
+  const explicit = [
+    flags.httpHost,
+    flags.httpPort,
+    env[ENV_NAMES.httpHost],
+    env[ENV_NAMES.httpPort],
+  ].some((v) => v !== undefined && v.trim() !== '');
   if (!explicit) {
     const embedded = readEmbeddedState(env);
     if (embedded !== null) return embedded.httpUrl;
@@ -126,6 +116,6 @@ export function httpUrlOf(host: string, port: number): string {
  * retries on every producer: noise to a person at a terminal); secrets censored as in `run`.
  */
 export function toolLogger(flags: Record<string, string | undefined>, env = process.env): Logger {
-  const level = flags.logLevel ?? env.CG_LOG_LEVEL ?? 'error';
+  const level = flags.logLevel ?? env[ENV_NAMES.logLevel] ?? 'error';
   return pino({ level, redact: { paths: REDACT_PATHS, censor: REDACTED } }, pino.destination(2));
 }

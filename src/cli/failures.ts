@@ -1,15 +1,14 @@
 /** How `run` reports a start-up that failed: one line and a documented exit status (src/errors.ts). */
 import { ConfigError } from '../config/config';
-import { STARTUP_FAILURES, StartupError } from '../errors';
-import { RegistryAuthError } from '../registry/codec';
+import { ERROR_CODES, OperationalError, StartupError, type StartupFailureCode } from '../errors';
 
-/** The expected failure behind `e`, or null for a bug. */
+/** The expected failure behind `e` (an error whose code `run` can end with), or null for a bug. */
 export function classifyStartupFailure(e: unknown): StartupError | null {
   if (e instanceof StartupError) return e;
   if (e instanceof ConfigError)
     return new StartupError('CONFIG_INVALID', `invalid configuration: ${e.message}`, { cause: e });
-  if (e instanceof RegistryAuthError)
-    return new StartupError('REGISTRY_AUTH_FAILED', e.message, { cause: e });
+  if (e instanceof OperationalError && ERROR_CODES[e.code].exitCode !== null)
+    return new StartupError(e.code as StartupFailureCode, e.message, { cause: e });
   return null;
 }
 
@@ -30,7 +29,7 @@ export function reportStartupFailure(
     );
     return 1;
   }
-  const retry = STARTUP_FAILURES[failure.code].retriable ? ', retriable' : '';
+  const retry = failure.retriable ? ', retriable' : '';
   write(`compaction-guard ${command}: ${failure.message} [${failure.code}${retry}]\n`);
   if (debug) {
     const cause = failure.cause instanceof Error ? failure.cause : failure;

@@ -2,9 +2,9 @@
 import { Command } from 'commander';
 import { InputError, openInputs, runAudit } from './audit';
 import { ENGINE_VERSION } from '../engine/version';
-import { DEFAULTS, ENV_NAMES, SECRET_KEYS, kebab } from '../config/config';
+import { DEFAULTS, ENV_NAMES, optionHelp } from '../config/config';
 import { runCommand } from './run';
-import { exitCodeHelp } from '../errors';
+import { ERROR_CODES, exitCodeHelp } from '../errors';
 import { reportStartupFailure } from './failures';
 import { simulate } from './simulate';
 import { tailCommand } from './tail';
@@ -41,7 +41,7 @@ export function buildProgram(): Command {
       } catch (e) {
         if (!(e instanceof InputError)) throw e;
         process.stderr.write(`compaction-guard audit: ${e.message}\n`);
-        process.exitCode = 2;
+        process.exitCode = ERROR_CODES[e.code].toolExitCode;
       }
     });
   const run = program
@@ -51,18 +51,8 @@ export function buildProgram(): Command {
         'With no KAFKA_BROKERS, starts an embedded local Kafka and schema registry.',
     );
   for (const key of Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]) {
-    const d = DEFAULTS[key];
-    const shown = Array.isArray(d)
-      ? d.join(',') || '(embedded local Kafka)'
-      : d === null
-        ? key === 'registryUrl'
-          ? '(embedded)'
-          : '(unset)'
-        : String(d);
-    const env = SECRET_KEYS.includes(key)
-      ? `env ${ENV_NAMES[key]} or ${ENV_NAMES[key]}_FILE`
-      : `env ${ENV_NAMES[key]}`;
-    run.option(`--${kebab(key)} <value>`, `${env} (default: ${shown})`);
+    const { flags, description } = optionHelp(key);
+    run.option(flags, description);
   }
   run.addHelpText(
     'after',
@@ -74,7 +64,7 @@ export function buildProgram(): Command {
     try {
       await runCommand(opts);
     } catch (e) {
-      const level = opts.logLevel ?? process.env.CG_LOG_LEVEL ?? '';
+      const level = opts.logLevel ?? process.env[ENV_NAMES.logLevel] ?? '';
       const debug = level === 'debug' || level === 'trace';
       process.exitCode = reportStartupFailure('run', e, debug, (s) => process.stderr.write(s));
       // Whatever start-up left (a kafkajs retry timer, a socket) must not keep the process up.
@@ -86,9 +76,12 @@ export function buildProgram(): Command {
     .description(
       'Produce a deterministic simulated fleet of agent sessions to the input topic (demos, tests, benchmarks).',
     )
-    .option('--brokers <list>', 'env KAFKA_BROKERS (default: a running `npm start`)')
-    .option('--registry-url <url>', 'env SCHEMA_REGISTRY_URL (required for --format avro)')
-    .option('--input-topic <topic>', 'env CG_INPUT_TOPIC (default: agent.context-changes)')
+    .option(optionHelp('brokers').flags, optionHelp('brokers', 'a running `npm start`').description)
+    .option(
+      optionHelp('registryUrl').flags,
+      optionHelp('registryUrl', 'a running `npm start`; required for --format avro').description,
+    )
+    .option(optionHelp('inputTopic').flags, optionHelp('inputTopic').description)
     .option('--sessions <n>', 'sessions live at once', '200')
     .option('--events <n>', 'total events to produce', '100000')
     .option(

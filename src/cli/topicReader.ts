@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';
+import { errorClass } from '../errors';
 
 export interface ReadOptions {
   fromBeginning: boolean;
@@ -20,7 +21,7 @@ export interface Reader {
   stop(): Promise<void>;
 }
 
-export class MissingTopicError extends Error {}
+export class MissingTopicError extends errorClass('TOPIC_MISSING') {}
 
 export async function readTopics(kafka: Kafka, topics: string[], o: ReadOptions): Promise<Reader> {
   const admin = kafka.admin();

@@ -1,13 +1,13 @@
 /**
  * The client's errors. Bad use is refused before anything is sent (GuardUsageError names the
  * field and what was expected); no verdict in time is a GuardTimeoutError, and the documented
- * rule for it is: no verdict means no compaction (fail closed).
+ * rule for it is: no verdict means no compaction (fail closed). Their codes (and whether each is
+ * retriable) are in the one list of src/errors.ts.
  */
+import { errorClass } from '../errors';
 
 /** A call that would send a wrong or meaningless event: nothing was sent. */
-export class GuardUsageError extends Error {
-  override readonly name = 'GuardUsageError';
-  readonly code = 'GUARD_USAGE';
+export class GuardUsageError extends errorClass('GUARD_USAGE', 'GuardUsageError') {
   constructor(
     /** The argument at fault, e.g. `tokens`, `tailStart`, `summaryInput.end`. */
     readonly field: string,
@@ -18,18 +18,13 @@ export class GuardUsageError extends Error {
 }
 
 /** A call on a session or client after `close()` (nothing was sent). */
-export class GuardClosedError extends Error {
-  override readonly name = 'GuardClosedError';
-  readonly code = 'GUARD_CLOSED';
-}
+export class GuardClosedError extends errorClass('GUARD_CLOSED', 'GuardClosedError') {}
 
 /**
  * No verdict arrived in time. The request may still be decided later; the orchestrator must not
  * compact on the strength of it (contract §5: it asks before it commits; no answer is no).
  */
-export class GuardTimeoutError extends Error {
-  override readonly name = 'GuardTimeoutError';
-  readonly code = 'GUARD_TIMEOUT';
+export class GuardTimeoutError extends errorClass('GUARD_TIMEOUT', 'GuardTimeoutError') {
   constructor(
     readonly sessionId: string,
     readonly requestId: string,
@@ -46,13 +41,7 @@ export class GuardTimeoutError extends Error {
  * refuses further calls. Restart it with `GuardedSession.resume` from its last snapshot (the
  * unacknowledged events are sent again under the same seq and eventId: redeliveries, not gaps).
  */
-export class GuardSendError extends Error {
-  override readonly name = 'GuardSendError';
-  readonly code = 'GUARD_SEND_FAILED';
-}
+export class GuardSendError extends errorClass('GUARD_SEND_FAILED', 'GuardSendError') {}
 
 /** A spill handle whose content does not match its sha256, or that cannot be read. */
-export class SpillIntegrityError extends Error {
-  override readonly name = 'SpillIntegrityError';
-  readonly code = 'SPILL_INTEGRITY';
-}
+export class SpillIntegrityError extends errorClass('SPILL_INTEGRITY', 'SpillIntegrityError') {}

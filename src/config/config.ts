@@ -1,359 +1,143 @@
 /**
- * Processor configuration: defaults in one place, read from env vars and CLI flags, validated
- * once at start-up. A bad value fails start-up with the variable's name and what was expected.
+ * Processor configuration, derived from the one table of settings (src/config/settings.ts):
+ * the `Config` type, the defaults, the env names, the parsing (flags win over env vars, env vars
+ * over defaults) and the `--help` lines. Validated once at start-up: a bad value fails start-up
+ * with the variable's name and what was expected.
  */
-import { accessSync, constants, readFileSync } from 'node:fs';
-import { DEFAULT_GRACE_MS } from '../engine/fleet';
+import { readFileSync } from 'node:fs';
+import {
+  ConfigError,
+  INPUT_FORMATS,
+  SASL_MECHANISMS,
+  SERVICE_SETTINGS,
+  SETTINGS,
+  type Setting,
+} from './settings';
 
-export type InputFormat = 'auto' | 'avro' | 'json';
-export type SaslMechanism = 'none' | 'plain' | 'scram-sha-256' | 'scram-sha-512';
-const SASL_MECHANISMS: readonly SaslMechanism[] = [
-  'none',
-  'plain',
-  'scram-sha-256',
-  'scram-sha-512',
-];
+export { ConfigError } from './settings';
 
-export interface Config {
-  /** Empty: start an embedded local Kafka + registry (`npm start` on a fresh clone). */
-  brokers: string[];
-  registryUrl: string | null;
-  clientId: string;
-  groupId: string;
-  inputTopic: string;
-  verdictTopic: string;
-  spillTopic: string;
-  auditTopic: string;
-  dlqTopic: string;
-  /** Compacted changelog of per-session state, partitioned like the input. */
-  changelogTopic: string;
-  partitions: number;
-  replicationFactor: number;
-  inputFormat: InputFormat;
-  graceMs: number;
-  /** Extra wall-clock delay before a closed session's memory is freed (beyond graceMs). */
-  sweepDelayMs: number;
-  transactionTimeoutMs: number;
-  /**
-   * First retry delay of the transactional producers (kafkajs `retry.initialRetryTime`, doubling
-   * from there). Short: a transaction begun right after the previous commit gets
-   * CONCURRENT_TRANSACTIONS until the coordinator has written the markers (a few ms).
-   */
-  transactionRetryMs: number;
-  sessionTimeoutMs: number;
-  partitionsConsumedConcurrently: number;
-  maxBytesPerPartition: number;
-  /** Most bytes one input fetch returns over all of its partitions (kafkajs `maxBytes`). */
-  fetchMaxBytes: number;
-  /** Longest a fetch waits for new input before the broker answers empty. */
-  fetchMaxWaitMs: number;
-  /**
-   * Keep the transactional producers' coordinators between transactions instead of kafkajs'
-   * FindCoordinator before each of 4 requests of every transaction (src/kafka/coordinatorCache.ts).
-   */
-  coordinatorCache: boolean;
-  logLevel: string;
-  /** HTTP server for /metrics, /healthz, /readyz, /sessions/{id}. */
-  httpHost: string;
-  /** 0: any free port. */
-  httpPort: number;
-  httpSessions: boolean;
-  /** When set, /sessions requires `Authorization: Bearer <token>`. */
-  httpSessionsToken: string | null;
-  /** SASL towards Kafka; anything but `none` needs a username and a password. */
-  kafkaSaslMechanism: SaslMechanism;
-  kafkaSaslUsername: string | null;
-  /** Secret: redacted in logs (see src/config/redact.ts). Also read from CG_KAFKA_SASL_PASSWORD_FILE. */
-  kafkaSaslPassword: string | null;
-  /** TLS towards Kafka (SSL or SASL_SSL listeners). */
-  kafkaSsl: boolean;
-  /** PEM file of the CA(s) that signed the brokers' certificates; null: the system's CAs. */
-  kafkaSslCa: string | null;
-  kafkaSslRejectUnauthorized: boolean;
-  /** Basic auth towards the schema registry. */
-  registryUsername: string | null;
-  /** Secret: redacted in logs. Also read from CG_REGISTRY_PASSWORD_FILE. */
-  registryPassword: string | null;
-  /** PEM file of the CA(s) for an https registry; null: the system's CAs. */
-  registryCa: string | null;
+type ValueOf<S> = S extends Setting<infer T> ? T : never;
+type Values<Table> = { -readonly [K in keyof Table]: ValueOf<Table[K]> };
+
+/** Everything `compaction-guard run` is configured by (see SETTINGS for each one's meaning). */
+export type Config = Values<typeof SETTINGS>;
+/** The embedded local services' settings (env only). */
+export type ServiceSettings = Values<typeof SERVICE_SETTINGS>;
+export type InputFormat = (typeof INPUT_FORMATS)[number];
+export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
+
+type Key = keyof Config;
+const KEYS = Object.keys(SETTINGS) as Key[];
+const entry = (key: Key): Setting<unknown> => SETTINGS[key] as Setting<unknown>;
+
+function fromTable<V>(f: (s: Setting<unknown>, key: Key) => V): Record<Key, V> {
+  return Object.fromEntries(KEYS.map((k) => [k, f(entry(k), k)])) as Record<Key, V>;
 }
 
-export const DEFAULTS: Config = {
-  brokers: [],
-  registryUrl: null,
-  clientId: 'compaction-guard',
-  groupId: 'compaction-guard',
-  inputTopic: 'agent.context-changes',
-  verdictTopic: 'agent.compaction-verdicts',
-  spillTopic: 'agent.spill-requests',
-  auditTopic: 'compaction-guard.audit',
-  dlqTopic: 'agent.context-changes.dlq',
-  changelogTopic: 'compaction-guard.session-state-changelog',
-  partitions: 6,
-  replicationFactor: 1,
-  inputFormat: 'auto',
-  graceMs: DEFAULT_GRACE_MS,
-  sweepDelayMs: DEFAULT_GRACE_MS,
-  // Short, so a restarted instance is not blocked long by a crashed one's open transaction.
-  transactionTimeoutMs: 10_000,
-  transactionRetryMs: 10,
-  sessionTimeoutMs: 10_000,
-  // All of an instance's partitions at once (the default partition count): kafkajs fetches
-  // again only when every batch of the last fetch is done, so a second wave adds a transaction.
-  partitionsConsumedConcurrently: 6,
-  // Big fetches when there is a backlog (a fetch returns as soon as any input arrives, so under
-  // steady load they stay small): each batch writes one changelog record per session it
-  // touched and costs one transaction, so bigger batches mean fewer of both per event. 8 MiB per
-  // partition, 48 MiB per fetch: 1.28× the events/s of 4 / 10 MiB (kafkajs' default total) on
-  // a 1M-event backlog in a same-run A/B, for ~210 MB more peak RSS (bench/README.md, session
-  // 5; docs/decisions.md 28). Outputs are split per request anyway (src/kafka/outputChunks.ts).
-  maxBytesPerPartition: 8 * 1024 * 1024,
-  fetchMaxBytes: 48 * 1024 * 1024,
-  fetchMaxWaitMs: 100,
-  coordinatorCache: true,
-  logLevel: 'info',
-  httpHost: '0.0.0.0',
-  httpPort: 9464,
-  httpSessions: true,
-  httpSessionsToken: null,
-  kafkaSaslMechanism: 'none',
-  kafkaSaslUsername: null,
-  kafkaSaslPassword: null,
-  kafkaSsl: false,
-  kafkaSslCa: null,
-  kafkaSslRejectUnauthorized: true,
-  registryUsername: null,
-  registryPassword: null,
-  registryCa: null,
-};
+export const DEFAULTS: Readonly<Config> = fromTable((s) => s.default) as Config;
 
-/** Env var for each setting (flags use the kebab-case key, e.g. `--group-id`). */
-export const ENV_NAMES: Readonly<Record<keyof Config, string>> = {
-  brokers: 'KAFKA_BROKERS',
-  registryUrl: 'SCHEMA_REGISTRY_URL',
-  clientId: 'CG_CLIENT_ID',
-  groupId: 'CG_GROUP_ID',
-  inputTopic: 'CG_INPUT_TOPIC',
-  verdictTopic: 'CG_VERDICT_TOPIC',
-  spillTopic: 'CG_SPILL_TOPIC',
-  auditTopic: 'CG_AUDIT_TOPIC',
-  dlqTopic: 'CG_DLQ_TOPIC',
-  changelogTopic: 'CG_CHANGELOG_TOPIC',
-  partitions: 'CG_PARTITIONS',
-  replicationFactor: 'CG_REPLICATION_FACTOR',
-  inputFormat: 'CG_INPUT_FORMAT',
-  graceMs: 'CG_GRACE_MS',
-  sweepDelayMs: 'CG_SWEEP_DELAY_MS',
-  transactionTimeoutMs: 'CG_TRANSACTION_TIMEOUT_MS',
-  transactionRetryMs: 'CG_TRANSACTION_RETRY_MS',
-  sessionTimeoutMs: 'CG_SESSION_TIMEOUT_MS',
-  partitionsConsumedConcurrently: 'CG_PARTITIONS_CONCURRENTLY',
-  maxBytesPerPartition: 'CG_MAX_BYTES_PER_PARTITION',
-  fetchMaxBytes: 'CG_FETCH_MAX_BYTES',
-  fetchMaxWaitMs: 'CG_FETCH_MAX_WAIT_MS',
-  coordinatorCache: 'CG_COORDINATOR_CACHE',
-  logLevel: 'CG_LOG_LEVEL',
-  httpHost: 'CG_HTTP_HOST',
-  httpPort: 'CG_HTTP_PORT',
-  httpSessions: 'CG_HTTP_SESSIONS',
-  httpSessionsToken: 'CG_HTTP_SESSIONS_TOKEN',
-  kafkaSaslMechanism: 'CG_KAFKA_SASL_MECHANISM',
-  kafkaSaslUsername: 'CG_KAFKA_SASL_USERNAME',
-  kafkaSaslPassword: 'CG_KAFKA_SASL_PASSWORD',
-  kafkaSsl: 'CG_KAFKA_SSL',
-  kafkaSslCa: 'CG_KAFKA_SSL_CA',
-  kafkaSslRejectUnauthorized: 'CG_KAFKA_SSL_REJECT_UNAUTHORIZED',
-  registryUsername: 'CG_REGISTRY_USERNAME',
-  registryPassword: 'CG_REGISTRY_PASSWORD',
-  registryCa: 'CG_REGISTRY_CA',
-};
+/** Env var for each setting. */
+export const ENV_NAMES: Readonly<Record<Key, string>> = fromTable((s) => s.env);
 
 /** Settings that are secrets: never logged, and also readable from a file via `<ENV>_FILE`. */
-export const SECRET_KEYS: readonly (keyof Config)[] = [
-  'kafkaSaslPassword',
-  'registryPassword',
-  'httpSessionsToken',
-];
-
-export class ConfigError extends Error {
-  readonly code = 'CONFIG_INVALID';
-}
-
-type Source = Partial<Record<keyof Config, string | undefined>>;
-
-function flagName(key: keyof Config): string {
-  return `${ENV_NAMES[key]} (--${kebab(key)})`;
-}
-
-function bool(key: keyof Config, v: string): boolean {
-  if (v !== 'true' && v !== 'false')
-    throw new ConfigError(`${flagName(key)}: expected true or false, got ${JSON.stringify(v)}`);
-  return v === 'true';
-}
-
-/** A PEM file that exists, is readable and holds at least one certificate. */
-function pemFile(key: keyof Config, path: string): string {
-  try {
-    accessSync(path, constants.R_OK);
-  } catch (e) {
-    throw new ConfigError(
-      `${flagName(key)}: cannot read the CA file ${JSON.stringify(path)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
-  }
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new ConfigError(
-      `${flagName(key)}: cannot read the CA file ${JSON.stringify(path)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
-  }
-  if (!text.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new ConfigError(
-      `${flagName(key)}: ${JSON.stringify(path)} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`,
-    );
-  }
-  return path;
-}
-
-/** `<ENV>_FILE` for a secret: the file's content without the trailing newline. */
-function secretFromFile(key: keyof Config, env: NodeJS.ProcessEnv): string | undefined {
-  const name = `${ENV_NAMES[key]}_FILE`;
-  const path = env[name];
-  if (path === undefined || path.trim() === '') return undefined;
-  try {
-    return readFileSync(path.trim(), 'utf8').replace(/\r?\n$/, '');
-  } catch (e) {
-    throw new ConfigError(
-      `${name}: cannot read ${JSON.stringify(path.trim())}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
-  }
-}
-
-function positiveInt(key: keyof Config, raw: string, min = 1): number {
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < min) {
-    throw new ConfigError(
-      `${ENV_NAMES[key]} (--${kebab(key)}): expected an integer ≥ ${min}, got ${JSON.stringify(raw)}`,
-    );
-  }
-  return n;
-}
+export const SECRET_KEYS: readonly Key[] = KEYS.filter((k) => entry(k).secret === true);
 
 export function kebab(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/** The flag of a setting, e.g. `--group-id`. */
+export function flagOf(key: Key): string {
+  return `--${entry(key).flag ?? kebab(key)}`;
+}
+
+/** How messages name a setting: `CG_GROUP_ID (--group-id)`. */
+function flagName(key: Key): string {
+  return `${ENV_NAMES[key]} (${flagOf(key)})`;
+}
+
+/** A commander option line for a setting (the same text on `run` and the on-call commands). */
+export function optionHelp(
+  key: Key,
+  shownDefault?: string,
+): { flags: string; description: string } {
+  const s = entry(key);
+  const d = s.default;
+  const shown =
+    shownDefault ??
+    s.shown ??
+    (Array.isArray(d) ? d.join(',') : d === null ? '(unset)' : String(d));
+  const env = s.secret ? `env ${s.env} or ${s.env}_FILE` : `env ${s.env}`;
+  return { flags: `${flagOf(key)} <value>`, description: `${s.help}; ${env} (default: ${shown})` };
+}
+
+/** `<ENV>_FILE` for a secret: the file's content without the trailing newline. */
+function secretFromFile(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const path = env[`${name}_FILE`];
+  if (path === undefined || path.trim() === '') return undefined;
+  try {
+    return readFileSync(path.trim(), 'utf8').replace(/\r?\n$/, '');
+  } catch (e) {
+    throw new ConfigError(
+      `${name}_FILE: cannot read ${JSON.stringify(path.trim())}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
+  }
+}
+
+type Source = Partial<Record<string, string | undefined>>;
+
+/** The raw value of one setting (flag, env var, `_FILE`), trimmed unless exact; undefined: unset. */
+function rawValue(s: Setting<unknown>, env: NodeJS.ProcessEnv, flag: string | undefined) {
+  const v = flag ?? env[s.env] ?? (s.secret ? secretFromFile(env, s.env) : undefined);
+  if (v === undefined || v.trim() === '') return undefined;
+  return s.exact ? v : v.trim();
+}
 
 /** Flags win over env vars, env vars over defaults. */
 export function loadConfig(env: NodeJS.ProcessEnv, flags: Source = {}): Config {
   const raw: Source = {};
-  for (const key of Object.keys(DEFAULTS) as (keyof Config)[]) {
-    const v =
-      flags[key] ??
-      env[ENV_NAMES[key]] ??
-      (SECRET_KEYS.includes(key) ? secretFromFile(key, env) : undefined);
-    if (v === undefined || v.trim() === '') continue;
-    // Passwords keep their exact bytes (one may end in a space); everything else is trimmed.
-    raw[key] = key === 'kafkaSaslPassword' || key === 'registryPassword' ? v : v.trim();
+  const c = { ...DEFAULTS } as Record<Key, unknown>;
+  for (const key of KEYS) {
+    const v = rawValue(entry(key), env, flags[key]);
+    if (v === undefined) continue;
+    raw[key] = v;
+    c[key] = entry(key).parse(v, flagName(key));
   }
-  const c: Config = { ...DEFAULTS };
-  for (const [k, v] of Object.entries(raw) as [keyof Config, string][]) {
-    switch (k) {
-      case 'brokers':
-        c.brokers = v
-          .split(',')
-          .map((b) => b.trim())
-          .filter(Boolean);
-        for (const b of c.brokers) {
-          if (!/^[^\s:]+:\d+$/.test(b))
-            throw new ConfigError(
-              `KAFKA_BROKERS (--brokers): expected host:port[,host:port], got ${JSON.stringify(b)}`,
-            );
-        }
-        break;
-      case 'registryUrl':
-        if (!/^https?:\/\/\S+$/.test(v))
-          throw new ConfigError(
-            `SCHEMA_REGISTRY_URL (--registry-url): expected an http(s) URL, got ${JSON.stringify(v)}`,
-          );
-        c.registryUrl = v.replace(/\/+$/, '');
-        break;
-      case 'inputFormat':
-        if (v !== 'auto' && v !== 'avro' && v !== 'json')
-          throw new ConfigError(
-            `CG_INPUT_FORMAT (--input-format): expected auto, avro or json, got ${JSON.stringify(v)}`,
-          );
-        c.inputFormat = v;
-        break;
-      case 'logLevel':
-        if (!LOG_LEVELS.includes(v))
-          throw new ConfigError(
-            `CG_LOG_LEVEL (--log-level): expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(v)}`,
-          );
-        c.logLevel = v;
-        break;
-      case 'partitions':
-      case 'replicationFactor':
-      case 'transactionTimeoutMs':
-      case 'sessionTimeoutMs':
-      case 'partitionsConsumedConcurrently':
-      case 'maxBytesPerPartition':
-      case 'fetchMaxBytes':
-      case 'transactionRetryMs':
-        c[k] = positiveInt(k, v);
-        break;
-      case 'fetchMaxWaitMs':
-        c[k] = positiveInt(k, v, 0);
-        break;
-      case 'graceMs':
-      case 'sweepDelayMs':
-      case 'httpPort':
-        c[k] = positiveInt(k, v, 0);
-        if (k === 'httpPort' && c.httpPort > 65535)
-          throw new ConfigError(`CG_HTTP_PORT (--http-port): expected 0..65535, got ${v}`);
-        break;
-      case 'httpSessions':
-        if (v !== 'true' && v !== 'false')
-          throw new ConfigError(
-            `CG_HTTP_SESSIONS (--http-sessions): expected true or false, got ${JSON.stringify(v)}`,
-          );
-        c.httpSessions = v === 'true';
-        break;
-      case 'httpSessionsToken':
-        c.httpSessionsToken = v;
-        break;
-      case 'kafkaSaslMechanism': {
-        const m = v.toLowerCase() as SaslMechanism;
-        if (!SASL_MECHANISMS.includes(m))
-          throw new ConfigError(
-            `${flagName(k)}: expected one of ${SASL_MECHANISMS.join(', ')}, got ${JSON.stringify(v)}`,
-          );
-        c.kafkaSaslMechanism = m;
-        break;
-      }
-      case 'kafkaSsl':
-      case 'kafkaSslRejectUnauthorized':
-      case 'coordinatorCache':
-        c[k] = bool(k, v);
-        break;
-      case 'kafkaSslCa':
-      case 'registryCa':
-        c[k] = pemFile(k, v);
-        break;
-      case 'kafkaSaslUsername':
-      case 'kafkaSaslPassword':
-      case 'registryUsername':
-      case 'registryPassword':
-        c[k] = v;
-        break;
-      default:
-        c[k] = v;
-    }
+  validateSecurity(c as Config, raw);
+  return c as Config;
+}
+
+/** The settings that name the topics of DESIGN §6. */
+export const TOPIC_KEYS = [
+  'inputTopic',
+  'verdictTopic',
+  'spillTopic',
+  'auditTopic',
+  'dlqTopic',
+  'changelogTopic',
+] as const satisfies readonly Key[];
+
+/**
+ * The env vars that give `keys` of `c` (what a person would export; loadConfig reads them back
+ * to the same values). An unset (null) setting is left out.
+ */
+export function configEnv(c: Config, keys: readonly Key[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of keys) {
+    const v = c[key];
+    if (v !== null) env[ENV_NAMES[key]] = Array.isArray(v) ? v.join(',') : String(v);
   }
-  validateSecurity(c, raw);
-  return c;
+  return env;
+}
+
+/** The embedded local services' settings, from env vars. */
+export function serviceSettings(env: NodeJS.ProcessEnv = process.env): ServiceSettings {
+  const out: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(SERVICE_SETTINGS) as [string, Setting<unknown>][]) {
+    const v = rawValue(s, env, undefined);
+    out[key] = v === undefined ? s.default : s.parse(v, s.env);
+  }
+  return out as ServiceSettings;
 }
 
 /** Combinations that cannot work are start-up errors, not surprises at the first connection. */

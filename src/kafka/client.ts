@@ -4,7 +4,8 @@ import { Kafka, logLevel, type LogEntry, type SASLOptions } from 'kafkajs';
 import type { ConnectionOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
-import { StartupError } from '../errors';
+import { OperationalError, StartupError } from '../errors';
+import { retry } from '../retry';
 
 const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error',
@@ -171,34 +172,38 @@ export async function checkKafkaSecurity(
     { phase: 'preflight' },
     { level: log.isLevelEnabled('debug') ? log.level : 'silent' },
   );
-  const giveUpAt = Date.now() + deadlineMs;
-  for (let attempt = 1; ; attempt++) {
-    const failure = await connectOnce(brokers, clientId, quiet, s);
-    if (failure === null) return;
-    if (Date.now() + PREFLIGHT_PAUSE_MS >= giveUpAt)
-      throw new StartupError(
+  await retry(() => connectOnce(brokers, clientId, quiet, s), {
+    deadlineMs,
+    backoff: { initialMs: PREFLIGHT_PAUSE_MS, growth: 'constant' },
+    onRetry: (e, attempt) =>
+      log.debug({ err: (e as Error).cause ?? e, attempt }, 'no broker answered yet; retrying'),
+    giveUp: (e, attempts, retriable) => {
+      if (!retriable) return e;
+      const failure = (e as Error).cause as Error;
+      return new StartupError(
         'KAFKA_UNREACHABLE',
         `no Kafka broker answered at ${brokers.join(',')} in ${Math.round(deadlineMs / 1000)} s ` +
-          `(${attempt} attempts; last: ${messages(failure)}) - check KAFKA_BROKERS (--brokers) and that the brokers are up`,
+          `(${attempts} attempts; last: ${messages(failure)}) - check KAFKA_BROKERS (--brokers) and that the brokers are up`,
         { cause: failure },
       );
-    log.debug({ err: failure, attempt }, 'no broker answered yet; retrying');
-    await new Promise((r) => setTimeout(r, PREFLIGHT_PAUSE_MS));
-  }
+    },
+  });
 }
 
-/** One connection attempt: null when it worked, the error when it may work later. */
+/**
+ * One connection attempt: a KafkaSecurityError when retrying cannot help, else a retriable
+ * KAFKA_UNREACHABLE whose cause is kafkajs' error.
+ */
 async function connectOnce(
   brokers: string[],
   clientId: string,
   log: Logger,
   s: KafkaSecurity,
-): Promise<Error | null> {
+): Promise<void> {
   // A client of its own: kafkajs' broker pool retries connections with the client's settings.
   const admin = kafkaClient(brokers, `${clientId}-preflight`, log, s, 0).admin();
   try {
     await admin.connect();
-    return null;
   } catch (e) {
     const err = e as Error & { name?: string };
     const chain = messages(err);
@@ -219,7 +224,7 @@ async function connectOnce(
         { cause: e },
       );
     }
-    return err;
+    throw new OperationalError('KAFKA_UNREACHABLE', chain, { cause: err });
   } finally {
     await admin.disconnect().catch(() => undefined);
   }

@@ -10,8 +10,8 @@ import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { engineOptions } from '../engine/fleet';
-import { RegistryUnavailableError, type RegistryCodec } from '../registry/codec';
-import { StartupError } from '../errors';
+import type { RegistryCodec } from '../registry/codec';
+import { registerSchemas } from '../registry/register';
 import { cacheTransactionCoordinators } from './coordinatorCache';
 import { BeforeTransactionError, PartitionWorker, type ProcessorObserver } from './partition';
 import { restorePartitions, writeBarrier } from './restore';
@@ -78,25 +78,9 @@ export class Processor {
     } finally {
       await admin.disconnect();
     }
-    // Instances starting together race to create a subject's compatibility rule; the loser's
-    // next attempt finds it in place. A registry that stays unreachable still fails start-up.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await codec.registerAll();
-        break;
-      } catch (e) {
-        if (!(e instanceof RegistryUnavailableError)) throw e;
-        if (attempt >= 5)
-          throw new StartupError(
-            'REGISTRY_UNREACHABLE',
-            `cannot register the schemas at ${c.registryUrl ?? '(no registry)'} (${attempt} attempts; last: ${e.message}) ` +
-              '- check SCHEMA_REGISTRY_URL (--registry-url) and that the registry is up',
-            { cause: e },
-          );
-        log.debug({ err: e, attempt }, 'schema registration failed; retrying');
-        await sleep(500 * attempt);
-      }
-    }
+    await registerSchemas(codec, c.registryUrl, (err, attempt) =>
+      log.debug({ err, attempt }, 'schema registration failed; retrying'),
+    );
     const consumer = kafka.consumer({
       groupId: c.groupId,
       readUncommitted: false,

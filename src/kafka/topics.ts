@@ -1,6 +1,7 @@
 /** The topics of DESIGN §6, created when absent; the changelog is compacted and partitioned like the input. */
 import type { Admin } from 'kafkajs';
 import type { Config } from '../config/config';
+import { retry } from '../retry';
 
 /**
  * Partitions of a topic once every one has a leader. A new topic's metadata can briefly say
@@ -11,19 +12,20 @@ export async function partitionCount(
   topic: string,
   timeoutMs = 30_000,
 ): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
+  return retry(
+    async () => {
       const meta = await admin.fetchTopicMetadata({ topics: [topic] });
       const partitions = meta.topics[0]?.partitions ?? [];
       if (partitions.length > 0 && partitions.every((p) => p.leader >= 0)) return partitions.length;
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-    }
-    if (Date.now() > deadline)
       throw new Error(`topic ${topic} has no leader for every partition after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+    },
+    {
+      deadlineMs: timeoutMs,
+      backoff: { initialMs: 200, growth: 'constant' },
+      // Metadata of a topic being created is expected to fail for a moment: any failure waits.
+      retriable: () => true,
+    },
+  );
 }
 
 export async function ensureTopics(admin: Admin, c: Config): Promise<{ inputPartitions: number }> {

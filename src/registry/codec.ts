@@ -22,15 +22,13 @@ import {
   verdictType,
 } from '../schema/schemas';
 import { decodeError } from '../schema/errors';
+import { errorClass } from '../errors';
 
-export class RegistryUnavailableError extends Error {
-  readonly code = 'REGISTRY_UNAVAILABLE';
-}
+/** One registry call failed (timeout, 5xx, connection): retriable. */
+export class RegistryUnavailableError extends errorClass('REGISTRY_UNAVAILABLE') {}
 
 /** 401/403 from the registry: retrying does not help, the credentials are wrong. */
-export class RegistryAuthError extends Error {
-  readonly code = 'REGISTRY_AUTH_FAILED';
-}
+export class RegistryAuthError extends errorClass('REGISTRY_AUTH_FAILED') {}
 
 export interface SubjectTopics {
   inputTopic: string;

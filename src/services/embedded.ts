@@ -6,6 +6,7 @@
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { serviceSettings } from '../config/config';
 
 export interface EmbeddedState {
   brokers: string[];
@@ -17,8 +18,7 @@ export interface EmbeddedState {
 
 /** `<cwd>/.cache/embedded.json` (next to the fetched Kafka and registry), or CG_EMBEDDED_FILE. */
 export function embeddedStatePath(env: NodeJS.ProcessEnv = process.env): string {
-  const override = env.CG_EMBEDDED_FILE?.trim();
-  return override ? path.resolve(override) : path.resolve('.cache', 'embedded.json');
+  return serviceSettings(env).embeddedFile ?? path.resolve('.cache', 'embedded.json');
 }
 
 /** Atomic: a reader sees the old file or the new one, never half of one. */

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { dockerAvailable, startContainers } from './containers';
 import { startLocalKafka } from './localKafka';
 import { startLocalRegistry } from './localRegistry';
-import { cacheDir, DEFAULT_KAFKA_VERSION, DEFAULT_REGISTRY_VERSION } from './maven';
+import { ENV_NAMES, serviceSettings } from '../config/config';
 import { pruneLogs } from './processes';
 
 export type ServicesMode = 'external' | 'testcontainers' | 'local';
@@ -43,13 +43,14 @@ const LOG_RETENTION_MS = 3 * 24 * 3600_000;
  */
 export async function provideServices(opts: ProvideServicesOptions = {}): Promise<Services> {
   const env = opts.env ?? process.env;
-  const givenBrokers = parseBrokers(env.KAFKA_BROKERS);
-  const givenRegistry = env.SCHEMA_REGISTRY_URL?.trim().replace(/\/+$/, '') || undefined;
+  const settings = serviceSettings(env);
+  const givenBrokers = parseBrokers(env[ENV_NAMES.brokers]);
+  const givenRegistry = env[ENV_NAMES.registryUrl]?.trim().replace(/\/+$/, '') || undefined;
   if (givenBrokers !== undefined && givenRegistry !== undefined) {
     return { brokers: givenBrokers, registryUrl: givenRegistry, mode: 'external', stop: noop };
   }
   const startTimeoutMs = opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
-  const wantDocker = opts.docker ?? env.CG_DOCKER !== '0';
+  const wantDocker = opts.docker ?? settings.docker;
 
   if (wantDocker && (await dockerAvailable(DOCKER_PROBE_TIMEOUT_MS))) {
     // Containers come as a pair; an externally given half is still preferred.
@@ -62,20 +63,20 @@ export async function provideServices(opts: ProvideServicesOptions = {}): Promis
     });
   }
 
-  const cache = cacheDir(env);
+  const cache = settings.cacheDir;
   pruneLogs(join(cache, 'logs'), LOG_RETENTION_MS);
   const [kafka, registry] = await Promise.allSettled([
     givenBrokers === undefined
       ? startLocalKafka({
           cacheDir: cache,
-          version: env.CG_KAFKA_VERSION ?? DEFAULT_KAFKA_VERSION,
+          version: settings.kafkaVersion,
           startTimeoutMs,
         })
       : undefined,
     givenRegistry === undefined
       ? startLocalRegistry({
           cacheDir: cache,
-          version: env.CG_REGISTRY_VERSION ?? DEFAULT_REGISTRY_VERSION,
+          version: settings.registryVersion,
           startTimeoutMs,
         })
       : undefined,

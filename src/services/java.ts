@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
+import { serviceSettings } from '../config/config';
 
 export interface JavaRuntime {
   /** Absolute path of the `java` executable. */
@@ -21,7 +22,8 @@ const JVM_DIR = '/usr/lib/jvm';
  */
 export function findJava(minMajor: number, env: NodeJS.ProcessEnv = process.env): JavaRuntime {
   const candidates: string[] = [];
-  for (const home of [env.CG_JAVA_HOME, env.JAVA_HOME]) if (home) candidates.push(home);
+  for (const home of [serviceSettings(env).javaHome, env.JAVA_HOME])
+    if (home) candidates.push(home);
   const onPath = javaOnPath(env.PATH ?? '');
   if (onPath !== undefined) candidates.push(resolve(realpathSync(onPath), '..', '..'));
   if (existsSync(JVM_DIR)) {

@@ -1,15 +1,17 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { delimiter, join, resolve } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { runCommand, seconds } from './processes';
+import { serviceSettings } from '../config/config';
+import { SERVICE_SETTINGS } from '../config/settings';
 
 /**
- * Versions of the local JVM services; both can be overridden by env for a one-off try.
- * Kafka 4.4.0 is the newest 4.x on Maven Central here, and kafkajs 2.2.4 works against it
- * (test/integration/services.test.ts proves the transactional path). Apicurio 3.3.3 is the
- * newest 3.x; it needs Java 21+.
+ * Versions of the local JVM services (src/config/settings.ts); both can be overridden by env
+ * (CG_KAFKA_VERSION, CG_REGISTRY_VERSION) for a one-off try. Kafka 4.4.0 is the newest 4.x on
+ * Maven Central here, and kafkajs 2.2.4 works against it (test/integration/services.test.ts
+ * proves the transactional path). Apicurio 3.3.3 is the newest 3.x; it needs Java 21+.
  */
-export const DEFAULT_KAFKA_VERSION = '4.4.0';
-export const DEFAULT_REGISTRY_VERSION = '3.3.3';
+export const DEFAULT_KAFKA_VERSION = SERVICE_SETTINGS.kafkaVersion.default;
+export const DEFAULT_REGISTRY_VERSION = SERVICE_SETTINGS.registryVersion.default;
 
 /** Pinned so the goals below behave the same whatever Maven's own default plugin version is. */
 const DEPENDENCY_PLUGIN = 'org.apache.maven.plugins:maven-dependency-plugin:3.8.1';
@@ -20,8 +22,7 @@ const COMPLETE_MARKER = '.complete';
 
 /** `CG_CACHE_DIR`, else `.cache/` at the repository root (git-ignored). */
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  // This file lives in src/services/ (or dist/services/ once built): the root is two levels up.
-  return resolve(env.CG_CACHE_DIR ?? join(__dirname, '..', '..', '.cache'));
+  return serviceSettings(env).cacheDir;
 }
 
 /**

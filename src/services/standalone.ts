@@ -1,7 +1,7 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { provideServices, type Services } from './index';
-import { cacheDir } from './maven';
+import { serviceSettings } from '../config/config';
 
 /** What the endpoints file holds; readers set KAFKA_BROKERS / SCHEMA_REGISTRY_URL from it. */
 export interface EndpointsFile {
@@ -22,8 +22,9 @@ export interface EndpointsFile {
  * stdout gets one line of shell assignments with the same endpoints.
  */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
+  const settings = serviceSettings();
   const file = resolve(
-    argv[0] ?? process.env.CG_SERVICES_FILE ?? join(cacheDir(), 'services.json'),
+    argv[0] ?? settings.servicesFile ?? join(settings.cacheDir, 'services.json'),
   );
   const services = await provideServices();
   // Signal handlers first: from here on the services must be stopped however we end.

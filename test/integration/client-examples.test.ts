@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { ENV_NAMES } from '../../src/config/config';
+import { TOPIC_KEYS, configEnv } from '../../src/config/config';
 import { start, testConfig } from './pipeline';
 import type { Running } from '../../src/cli/run';
 
@@ -31,20 +31,11 @@ describe('the client examples', () => {
   function run(
     example: string,
   ): Promise<{ status: number | null; stdout: string; stderr: string }> {
-    const env: NodeJS.ProcessEnv = { ...process.env, CG_SPILL_DIR: spills };
-    for (const key of [
-      'brokers',
-      'registryUrl',
-      'inputTopic',
-      'verdictTopic',
-      'spillTopic',
-      'auditTopic',
-      'dlqTopic',
-      'changelogTopic',
-    ] as const) {
-      const v = config[key];
-      env[ENV_NAMES[key]] = Array.isArray(v) ? v.join(',') : String(v);
-    }
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      CG_SPILL_DIR: spills,
+      ...configEnv(config, ['brokers', 'registryUrl', ...TOPIC_KEYS]),
+    };
     // Asynchronous: the processor runs in this process and must keep running meanwhile.
     const child = spawn(process.execPath, ['--import', 'tsx', path.join('examples', example)], {
       cwd: ROOT,

@@ -9,11 +9,10 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../../src/config/config';
+import { type Config, TOPIC_KEYS, configEnv } from '../../src/config/config';
 import type { ContextEvent } from '../../src/engine/events';
 import type { Running } from '../../src/cli/run';
 import type { AuditLineRecord } from '../../src/audit/replay';
-import { ENV_NAMES } from '../../src/config/config';
 import { EXAMPLES } from '../support/examples';
 import { SEED_POLICY, SessionBuilder, seedIncident } from '../support/sessionBuilder';
 import { until } from '../support/until';
@@ -26,19 +25,11 @@ jest.setTimeout(240_000);
 
 /** The environment a person would export to point the CLI at this processor and its topics. */
 function cliEnv(c: Config, httpPort: number): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME };
-  for (const k of [
-    'brokers',
-    'registryUrl',
-    'inputTopic',
-    'verdictTopic',
-    'spillTopic',
-    'auditTopic',
-    'dlqTopic',
-  ] as const) {
-    const v = c[k];
-    env[ENV_NAMES[k]] = Array.isArray(v) ? v.join(',') : String(v);
-  }
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    ...configEnv(c, ['brokers', 'registryUrl', ...TOPIC_KEYS]),
+  };
   env.CG_HTTP_HOST = '127.0.0.1';
   env.CG_HTTP_PORT = String(httpPort);
   // Not the repository's own .cache/embedded.json: these tests name their brokers.

@@ -1,0 +1,423 @@
+/**
+ * Every setting, declared once: its env var, its flag (the kebab-case key unless named), its
+ * default, how a raw value is validated and parsed, and its help text. The `Config` type, the
+ * defaults, the parsing and `--help` all derive from these tables (src/config/config.ts), and
+ * a unit test checks README's configuration tables against them.
+ *
+ * - SETTINGS: `compaction-guard run` (env var or flag; the on-call commands share a subset).
+ * - SERVICE_SETTINGS: the embedded local services of `npm start` and the tests (env only).
+ */
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { DEFAULT_GRACE_MS } from '../engine/fleet';
+import { errorClass } from '../errors';
+
+/** A setting has an invalid value: the message names the variable and what was expected. */
+export class ConfigError extends errorClass('CONFIG_INVALID') {}
+
+/** Validates a raw (trimmed unless `exact`) value; `name` is e.g. `CG_PARTITIONS (--partitions)`. */
+export type Parse<T> = (raw: string, name: string) => T;
+
+export interface Setting<T> {
+  env: string;
+  /** The CLI flag without `--`; null: env only. Default: the key in kebab case. */
+  flag?: string | null;
+  default: T;
+  /** How `--help` shows the default, when `String(default)` would not say it. */
+  shown?: string;
+  help: string;
+  parse: Parse<T>;
+  /** A secret: never logged, and also read from the file named by `<ENV>_FILE`. */
+  secret?: boolean;
+  /** Keep the exact bytes (a password may end in a space); everything else is trimmed. */
+  exact?: boolean;
+}
+
+/** The value type comes from `parse` alone (a literal default does not narrow or widen it). */
+const setting = <T>(s: Omit<Setting<T>, 'default'> & { default: NoInfer<T> }): Setting<T> => s;
+
+// ---- validation -------------------------------------------------------------------------------
+
+const text: Parse<string> = (raw) => raw;
+
+function integer(min: number, max = Number.MAX_SAFE_INTEGER): Parse<number> {
+  return (raw, name) => {
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n < min)
+      throw new ConfigError(`${name}: expected an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
+    if (n > max) throw new ConfigError(`${name}: expected ${min}..${max}, got ${raw}`);
+    return n;
+  };
+}
+
+const bool: Parse<boolean> = (raw, name) => {
+  if (raw !== 'true' && raw !== 'false')
+    throw new ConfigError(`${name}: expected true or false, got ${JSON.stringify(raw)}`);
+  return raw === 'true';
+};
+
+/** One of `values`; `expected` is how the message lists them. */
+function oneOf<const V extends string>(
+  values: readonly V[],
+  expected = `one of ${values.join(', ')}`,
+  normalise: (raw: string) => string = (raw) => raw,
+): Parse<V> {
+  return (raw, name) => {
+    const v = normalise(raw) as V;
+    if (!values.includes(v))
+      throw new ConfigError(`${name}: expected ${expected}, got ${JSON.stringify(raw)}`);
+    return v;
+  };
+}
+
+const brokerList: Parse<string[]> = (raw, name) => {
+  const brokers = raw
+    .split(',')
+    .map((b) => b.trim())
+    .filter(Boolean);
+  for (const b of brokers)
+    if (!/^[^\s:]+:\d+$/.test(b))
+      throw new ConfigError(`${name}: expected host:port[,host:port], got ${JSON.stringify(b)}`);
+  return brokers;
+};
+
+const httpUrl: Parse<string> = (raw, name) => {
+  if (!/^https?:\/\/\S+$/.test(raw))
+    throw new ConfigError(`${name}: expected an http(s) URL, got ${JSON.stringify(raw)}`);
+  return raw.replace(/\/+$/, '');
+};
+
+/** A PEM file that exists, is readable and holds at least one certificate. */
+const pemFile: Parse<string> = (path, name) => {
+  let pem: string;
+  try {
+    accessSync(path, constants.R_OK);
+    pem = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError(
+      `${name}: cannot read the CA file ${JSON.stringify(path)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+    throw new ConfigError(
+      `${name}: ${JSON.stringify(path)} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`,
+    );
+  return path;
+};
+
+/** An optional value: unset is null. */
+const optional = <T>(parse: Parse<T>): Parse<T | null> => parse;
+
+export const INPUT_FORMATS = ['auto', 'avro', 'json'] as const;
+export const SASL_MECHANISMS = ['none', 'plain', 'scram-sha-256', 'scram-sha-512'] as const;
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+// ---- the settings of `run` --------------------------------------------------------------------
+
+export const SETTINGS = {
+  brokers: setting({
+    env: 'KAFKA_BROKERS',
+    default: [],
+    shown: '(embedded)',
+    help: '`host:port,...` of the Kafka cluster (run: empty starts the embedded local Kafka + registry)',
+    parse: brokerList,
+  }),
+  registryUrl: setting({
+    env: 'SCHEMA_REGISTRY_URL',
+    default: null,
+    shown: '(embedded)',
+    help: 'Confluent-compatible schema registry (run: required with KAFKA_BROKERS, refused without it)',
+    parse: optional(httpUrl),
+  }),
+  clientId: setting({
+    env: 'CG_CLIENT_ID',
+    default: 'compaction-guard',
+    help: 'Kafka client id',
+    parse: text,
+  }),
+  groupId: setting({
+    env: 'CG_GROUP_ID',
+    default: 'compaction-guard',
+    help: 'consumer group; also prefixes transactional ids',
+    parse: text,
+  }),
+  inputTopic: setting({
+    env: 'CG_INPUT_TOPIC',
+    default: 'agent.context-changes',
+    help: 'input topic (context-change events)',
+    parse: text,
+  }),
+  verdictTopic: setting({
+    env: 'CG_VERDICT_TOPIC',
+    default: 'agent.compaction-verdicts',
+    help: 'verdict topic',
+    parse: text,
+  }),
+  spillTopic: setting({
+    env: 'CG_SPILL_TOPIC',
+    default: 'agent.spill-requests',
+    help: 'spill-request topic',
+    parse: text,
+  }),
+  auditTopic: setting({
+    env: 'CG_AUDIT_TOPIC',
+    default: 'compaction-guard.audit',
+    help: 'audit topic',
+    parse: text,
+  }),
+  dlqTopic: setting({
+    env: 'CG_DLQ_TOPIC',
+    default: 'agent.context-changes.dlq',
+    help: 'dead-letter topic',
+    parse: text,
+  }),
+  changelogTopic: setting({
+    env: 'CG_CHANGELOG_TOPIC',
+    default: 'compaction-guard.session-state-changelog',
+    help: 'compacted changelog of per-session state, partitioned like the input',
+    parse: text,
+  }),
+  partitions: setting({
+    env: 'CG_PARTITIONS',
+    default: 6,
+    help: 'partitions of topics created by the processor',
+    parse: integer(1),
+  }),
+  replicationFactor: setting({
+    env: 'CG_REPLICATION_FACTOR',
+    default: 1,
+    help: 'replication of created topics',
+    parse: integer(1),
+  }),
+  inputFormat: setting({
+    env: 'CG_INPUT_FORMAT',
+    default: 'auto',
+    help: '`auto` (magic byte 0: Avro, else JSON), `avro` or `json`',
+    parse: oneOf(INPUT_FORMATS, 'auto, avro or json'),
+  }),
+  graceMs: setting({
+    env: 'CG_GRACE_MS',
+    default: DEFAULT_GRACE_MS,
+    help: 'SessionClosed grace period, event time (DESIGN §4)',
+    parse: integer(0),
+  }),
+  sweepDelayMs: setting({
+    env: 'CG_SWEEP_DELAY_MS',
+    default: DEFAULT_GRACE_MS,
+    help: "extra wall-clock delay before a closed session's memory is freed (beyond the grace)",
+    parse: integer(0),
+  }),
+  transactionTimeoutMs: setting({
+    env: 'CG_TRANSACTION_TIMEOUT_MS',
+    // Short, so a restarted instance is not blocked long by a crashed one's open transaction.
+    default: 10_000,
+    help: 'producer transaction timeout',
+    parse: integer(1),
+  }),
+  transactionRetryMs: setting({
+    env: 'CG_TRANSACTION_RETRY_MS',
+    default: 10,
+    help:
+      'first retry delay of the transactional producers (kafkajs `retry.initialRetryTime`, doubling): ' +
+      'short, because a transaction begun right after a commit gets CONCURRENT_TRANSACTIONS until the markers are written',
+    parse: integer(1),
+  }),
+  sessionTimeoutMs: setting({
+    env: 'CG_SESSION_TIMEOUT_MS',
+    default: 10_000,
+    help: 'consumer group session timeout',
+    parse: integer(1),
+  }),
+  partitionsConsumedConcurrently: setting({
+    env: 'CG_PARTITIONS_CONCURRENTLY',
+    // All of an instance's partitions at once (the default partition count): kafkajs fetches
+    // again only when every batch of the last fetch is done, so a second wave adds a transaction.
+    default: 6,
+    help: 'partitions processed in parallel (set ≥ the partitions an instance owns)',
+    parse: integer(1),
+  }),
+  maxBytesPerPartition: setting({
+    env: 'CG_MAX_BYTES_PER_PARTITION',
+    // Big fetches when there is a backlog (a fetch returns as soon as any input arrives, so under
+    // steady load they stay small): each batch writes one changelog record per session it
+    // touched and costs one transaction, so bigger batches mean fewer of both per event. 8 MiB
+    // per partition, 48 MiB per fetch: 1.28× the events/s of 4 / 10 MiB (kafkajs' default total)
+    // on a 1M-event backlog in a same-run A/B, for ~210 MB more peak RSS (bench/README.md,
+    // session 5; docs/decisions.md 28). Outputs are split per request anyway
+    // (src/kafka/outputChunks.ts).
+    default: 8 * 1024 * 1024,
+    help: 'fetch size per partition (bounds a transaction)',
+    parse: integer(1),
+  }),
+  fetchMaxBytes: setting({
+    env: 'CG_FETCH_MAX_BYTES',
+    default: 48 * 1024 * 1024,
+    help: 'fetch size over all partitions of one fetch (kafkajs `maxBytes`)',
+    parse: integer(1),
+  }),
+  fetchMaxWaitMs: setting({
+    env: 'CG_FETCH_MAX_WAIT_MS',
+    default: 100,
+    help: 'longest an input fetch waits for new records before the broker answers empty',
+    parse: integer(0),
+  }),
+  coordinatorCache: setting({
+    env: 'CG_COORDINATOR_CACHE',
+    default: true,
+    help:
+      "keep the transactional producers' coordinators between transactions instead of kafkajs' " +
+      'FindCoordinator before 4 requests of each (src/kafka/coordinatorCache.ts)',
+    parse: bool,
+  }),
+  logLevel: setting<string>({
+    env: 'CG_LOG_LEVEL',
+    default: 'info',
+    help: "pino level, for kafkajs' own logs too",
+    parse: oneOf(LOG_LEVELS),
+  }),
+  httpHost: setting({
+    env: 'CG_HTTP_HOST',
+    default: '0.0.0.0',
+    help: 'bind address of the HTTP server (/metrics, /healthz, /readyz, /sessions/{id})',
+    parse: text,
+  }),
+  httpPort: setting({
+    env: 'CG_HTTP_PORT',
+    default: 9464,
+    help: 'HTTP server port (0: any free port)',
+    parse: integer(0, 65535),
+  }),
+  httpSessions: setting({
+    env: 'CG_HTTP_SESSIONS',
+    default: true,
+    help: 'serve /sessions/{id}',
+    parse: bool,
+  }),
+  httpSessionsToken: setting({
+    env: 'CG_HTTP_SESSIONS_TOKEN',
+    default: null,
+    help: 'when set, /sessions requires `Authorization: Bearer <token>`',
+    parse: optional(text),
+    secret: true,
+  }),
+  kafkaSaslMechanism: setting({
+    env: 'CG_KAFKA_SASL_MECHANISM',
+    default: 'none',
+    help: 'SASL towards Kafka; anything but none needs a username and a password',
+    parse: oneOf(SASL_MECHANISMS, undefined, (raw) => raw.toLowerCase()),
+  }),
+  kafkaSaslUsername: setting({
+    env: 'CG_KAFKA_SASL_USERNAME',
+    default: null,
+    help: 'SASL user (required with a mechanism)',
+    parse: optional(text),
+  }),
+  kafkaSaslPassword: setting({
+    env: 'CG_KAFKA_SASL_PASSWORD',
+    default: null,
+    help: 'SASL password',
+    parse: optional(text),
+    secret: true,
+    exact: true,
+  }),
+  kafkaSsl: setting({
+    env: 'CG_KAFKA_SSL',
+    default: false,
+    help: 'TLS towards Kafka (SSL or SASL_SSL listeners)',
+    parse: bool,
+  }),
+  kafkaSslCa: setting({
+    env: 'CG_KAFKA_SSL_CA',
+    default: null,
+    shown: 'system CAs',
+    help: "PEM file of the CA(s) that signed the brokers' certificates; setting it turns TLS on",
+    parse: optional(pemFile),
+  }),
+  kafkaSslRejectUnauthorized: setting({
+    env: 'CG_KAFKA_SSL_REJECT_UNAUTHORIZED',
+    default: true,
+    help: 'verify the broker certificate and host name',
+    parse: bool,
+  }),
+  registryUsername: setting({
+    env: 'CG_REGISTRY_USERNAME',
+    default: null,
+    help: 'basic auth towards the schema registry (with CG_REGISTRY_PASSWORD)',
+    parse: optional(text),
+  }),
+  registryPassword: setting({
+    env: 'CG_REGISTRY_PASSWORD',
+    default: null,
+    help: 'basic auth password towards the schema registry',
+    parse: optional(text),
+    secret: true,
+    exact: true,
+  }),
+  registryCa: setting({
+    env: 'CG_REGISTRY_CA',
+    default: null,
+    shown: 'system CAs',
+    help: 'PEM file of the CA(s) for an https registry',
+    parse: optional(pemFile),
+  }),
+} as const;
+
+// ---- the embedded local services (env only) ---------------------------------------------------
+
+export const SERVICE_SETTINGS = {
+  cacheDir: setting({
+    env: 'CG_CACHE_DIR',
+    flag: null,
+    // src/config/ (or dist/config/ once built): the repository root is two levels up.
+    default: resolve(__dirname, '..', '..', '.cache'),
+    shown: '.cache/',
+    help: 'download cache of the local Kafka and registry (and their logs)',
+    parse: (raw) => resolve(raw),
+  }),
+  kafkaVersion: setting({
+    env: 'CG_KAFKA_VERSION',
+    flag: null,
+    default: '4.4.0',
+    help: 'Kafka version of the local broker (from Maven Central)',
+    parse: text,
+  }),
+  registryVersion: setting({
+    env: 'CG_REGISTRY_VERSION',
+    flag: null,
+    default: '3.3.3',
+    help: 'Apicurio Registry version of the local registry',
+    parse: text,
+  }),
+  docker: setting({
+    env: 'CG_DOCKER',
+    flag: null,
+    default: true,
+    shown: 'probe',
+    help: '0: skip the Docker probe (no testcontainers)',
+    parse: (raw) => raw !== '0',
+  }),
+  javaHome: setting({
+    env: 'CG_JAVA_HOME',
+    flag: null,
+    default: null,
+    shown: 'JAVA_HOME, PATH, /usr/lib/jvm',
+    help: 'the Java runtime for the local services (tried before JAVA_HOME)',
+    parse: optional(text),
+  }),
+  embeddedFile: setting({
+    env: 'CG_EMBEDDED_FILE',
+    flag: null,
+    default: null,
+    shown: '.cache/embedded.json in the working directory',
+    help: 'where `npm start` announces its embedded services to the on-call commands',
+    parse: optional((raw) => resolve(raw)),
+  }),
+  servicesFile: setting({
+    env: 'CG_SERVICES_FILE',
+    flag: null,
+    default: null,
+    shown: '<CG_CACHE_DIR>/services.json',
+    help: 'endpoints file of src/services/standalone.ts',
+    parse: optional((raw) => resolve(raw)),
+  }),
+} as const;

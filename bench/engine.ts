@@ -23,7 +23,7 @@ import {
   evolve,
   serializeState,
 } from '../src/engine';
-import { evolveInPlace } from '../src/engine/evolve';
+import { evolveInPlace } from '../src/engine/step';
 import { type PackedEvents, generateFleetPacked } from '../src/sim';
 import { type TruncationLog, assertCompactionSafe } from './baseline';
 import { typicalSession } from './typical';

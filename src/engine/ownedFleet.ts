@@ -6,7 +6,7 @@
  * A state obtained from `get` or `entries` is current until the next `process`, `set` or
  * `delete`; ask again after that.
  */
-import { type EngineInput, type EngineOptions, type StepResult, evolveInPlace } from './evolve';
+import { type EngineInput, type EngineOptions, type StepResult, evolveInPlace } from './step';
 import { pinTurn } from './apply';
 import { engineOptions } from './fleet';
 import type { SessionState } from './state';

@@ -7,7 +7,8 @@
 import { type Batch, type Kafka, type Message, Partitioners, type Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
-import { evolveInPlace, type EngineOptions } from '../engine/evolve';
+import type { EngineOptions } from '../engine/evolve';
+import { evolveInPlace } from '../engine/step';
 import type { Output } from '../engine/collector';
 import { serializeState } from '../engine/serialize';
 import type { SessionState } from '../engine/state';

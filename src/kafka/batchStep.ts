@@ -5,8 +5,9 @@
  * changes its own copies (made on first touch), so a transaction that fails leaves them intact,
  * and the caller applies `overlay` only once the transaction committed.
  *
- * `decodeBatch` is the only asynchronous part (an Avro record may need its writer's schema from
- * the registry); `planBatch` is synchronous and deterministic given its clocks.
+ * `decodeForBatch` is the only asynchronous part (an Avro record may need its writer's schema
+ * from the registry); a `BatchPlanner` takes the decoded records one by one (so that a batch's
+ * decoded events do not all live at once) and is synchronous and deterministic given its clocks.
  */
 import type { Message } from 'kafkajs';
 import type { Config } from '../config/config';
@@ -85,79 +86,98 @@ export interface BatchPlan {
 }
 
 /**
- * Every record of the batch decoded, in order. JSON needs no registry: no promise per record
- * then. Throws BeforeTransactionError when a record cannot be decoded yet (the registry is
- * unreachable): nothing of the batch was sent, reading it again is exact.
+ * One record decoded: at once for JSON (no promise per record: it needs no registry), through
+ * the registry for Avro. Throws (rejects with) BeforeTransactionError when the record cannot be
+ * decoded yet (the registry is unreachable): nothing of the batch was sent, reading it again is
+ * exact.
  */
-export async function decodeBatch(
-  messages: readonly RawRecord[],
+export function decodeForBatch(
+  m: RawRecord,
   format: StepConfig['inputFormat'],
   codec: RegistryCodec,
-): Promise<DecodedRecord[]> {
-  const out: DecodedRecord[] = new Array(messages.length);
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i]!;
-    try {
-      out[i] = decodeRecordNow(m, format) ?? (await decodeRecord(m, format, codec));
-    } catch (e) {
-      throw new BeforeTransactionError(e);
-    }
+): DecodedRecord | Promise<DecodedRecord> {
+  let now: DecodedRecord | undefined;
+  try {
+    now = decodeRecordNow(m, format);
+  } catch (e) {
+    throw new BeforeTransactionError(e);
   }
-  return out;
+  return (
+    now ??
+    decodeRecord(m, format, codec).catch((e: unknown) => {
+      throw new BeforeTransactionError(e);
+    })
+  );
 }
 
-/** The batch through the engine (decoded[i] is messages[i] decoded). */
-export function planBatch(
-  batch: { topic: string; partition: number; messages: readonly RawRecord[] },
-  decoded: readonly DecodedRecord[],
-  ctx: StepContext,
-): BatchPlan {
-  const c = ctx.config;
-  const overlay = new Map<string, SessionState | null>();
-  const sends = new Map<string, Message[]>();
-  let records = 0;
-  const emit = (topic: string, message: Message) => {
-    records++;
-    const list = sends.get(topic);
+/** A batch's plan, record by record: `add` each decoded record in order, then `finish`. */
+export class BatchPlanner {
+  private readonly overlay = new Map<string, SessionState | null>();
+  private readonly sends = new Map<string, Message[]>();
+  private readonly delivered: Output[] = [];
+  private readonly deadLetters: DeadLetterNote[] = [];
+  private readonly tally = new EventTally();
+  private records = 0;
+  private steps = 0;
+  private engineMs = 0;
+
+  constructor(
+    private readonly batch: { topic: string; partition: number },
+    private readonly ctx: StepContext,
+  ) {}
+
+  private emit(topic: string, message: Message): void {
+    this.records++;
+    const list = this.sends.get(topic);
     if (list) list.push(message);
-    else sends.set(topic, [message]);
-  };
-  const delivered: Output[] = [];
-  const deadLetters: DeadLetterNote[] = [];
-  const tally = new EventTally();
-  let engineMs = 0;
-  let steps = 0;
-  for (let i = 0; i < batch.messages.length; i++) {
-    const m = batch.messages[i]!;
-    const d = decoded[i]!;
+    else this.sends.set(topic, [message]);
+  }
+
+  /** One record (`d` is `m` decoded) through the engine, on the batch's copy of its session. */
+  add(m: RawRecord, d: DecodedRecord): void {
+    const { ctx, batch } = this;
+    const c = ctx.config;
     const input = d.ok ? d.input : d.answer;
     if (!d.ok) {
-      emit(c.dlqTopic, deadLetter(m, batch.topic, batch.partition, d.code, d.message));
-      deadLetters.push({ code: d.code, offset: m.offset, message: d.message });
+      this.emit(c.dlqTopic, deadLetter(m, batch.topic, batch.partition, d.code, d.message));
+      this.deadLetters.push({ code: d.code, offset: m.offset, message: d.message });
     }
-    if (!input) continue;
-    let working = overlay.get(input.sessionId);
+    if (!input) return;
+    let working = this.overlay.get(input.sessionId);
     if (working === undefined) working = ctx.committed.owned(input.sessionId) ?? null;
     const decidedAt = ctx.clock();
     const started = ctx.timer();
     const result = evolveInPlace(working ?? undefined, input, decidedAt, ctx.engine);
-    engineMs += ctx.timer() - started;
-    steps++;
-    overlay.set(input.sessionId, result.state);
-    tally.add(d.ok ? input.type : 'MalformedRequest', result.notes);
+    this.engineMs += ctx.timer() - started;
+    this.steps++;
+    this.overlay.set(input.sessionId, result.state);
+    this.tally.add(d.ok ? input.type : 'MalformedRequest', result.notes);
     for (const o of result.outputs) {
       const { topic, message } = outputMessage(o, ctx.encoder, c);
-      emit(topic, message);
-      delivered.push(o);
+      this.emit(topic, message);
+      this.delivered.push(o);
     }
   }
-  ctx.sweep?.(overlay);
-  for (const [sessionId, state] of overlay) {
-    emit(c.changelogTopic, {
-      key: sessionId,
-      value: state === null ? null : serializeState(state),
-      partition: batch.partition,
-    });
+
+  /** The sweep, then one changelog record per touched or freed session: the plan. */
+  finish(): BatchPlan {
+    this.ctx.sweep?.(this.overlay);
+    for (const [sessionId, state] of this.overlay) {
+      this.emit(this.ctx.config.changelogTopic, {
+        key: sessionId,
+        value: state === null ? null : serializeState(state),
+        partition: this.batch.partition,
+      });
+    }
+    return {
+      sends: this.sends,
+      overlay: this.overlay,
+      delivered: this.delivered,
+      deadLetters: this.deadLetters,
+      tally: this.tally,
+      steps: this.steps,
+      engineMs: this.engineMs,
+      records: this.records,
+    };
   }
-  return { sends, overlay, delivered, deadLetters, tally, steps, engineMs, records };
 }

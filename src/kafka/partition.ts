@@ -1,7 +1,7 @@
 /**
  * One input partition owned by this instance, as a task: its lifecycle (partitionLifecycle.ts),
  * its sessions' committed state, its transactional producer, and the exactly-once step per
- * fetched batch: decode and plan (batchStep.ts), then one transaction (transaction.ts) with the
+ * fetched batch: decode and plan record by record (batchStep.ts), then one transaction (transaction.ts) with the
  * outputs, changelog records and consumer offset; the in-memory state changes only after that
  * transaction commits.
  */
@@ -11,7 +11,7 @@ import type { Config } from '../config/config';
 import type { EngineOptions } from '../engine/evolve';
 import type { SessionState } from '../engine/state';
 import type { RegistryCodec } from '../registry/codec';
-import { decodeBatch, planBatch } from './batchStep';
+import { BatchPlanner, decodeForBatch } from './batchStep';
 import { PartitionLifecycle, type PartitionState } from './partitionLifecycle';
 import type { ProcessorObserver } from './processorObserver';
 import { SessionStates } from './sessionStates';
@@ -71,8 +71,7 @@ export class PartitionTask {
   async process(batch: Batch, consumerGroupId: string): Promise<void> {
     const c = this.config;
     const t0 = performance.now();
-    const decoded = await decodeBatch(batch.messages, c.inputFormat, this.codec);
-    const plan = planBatch(batch, decoded, {
+    const planner = new BatchPlanner(batch, {
       config: c,
       encoder: this.codec,
       engine: this.engine,
@@ -81,6 +80,11 @@ export class PartitionTask {
       timer: () => performance.now(),
       sweep: (overlay) => this.sweepClosed(overlay),
     });
+    for (const m of batch.messages) {
+      const d = decodeForBatch(m, c.inputFormat, this.codec);
+      planner.add(m, d instanceof Promise ? await d : d);
+    }
+    const plan = planner.finish();
     for (const d of plan.deadLetters) {
       this.observer.deadLetter?.(d.code);
       this.log.warn(

@@ -9,12 +9,14 @@ import { Fleet, engineOptions } from '../../src/engine';
 import type { ContextEvent } from '../../src/engine/events';
 import { serializeState } from '../../src/engine/serialize';
 import {
-  decodeBatch,
-  planBatch,
+  BatchPlanner,
+  decodeForBatch,
+  type BatchPlan,
   type OutputEncoder,
   type StepConfig,
+  type StepContext,
 } from '../../src/kafka/batchStep';
-import type { RawRecord } from '../../src/kafka/records';
+import type { DecodedRecord, RawRecord } from '../../src/kafka/records';
 import { SessionStates } from '../../src/kafka/sessionStates';
 import { BeforeTransactionError } from '../../src/kafka/transaction';
 import { RegistryUnavailableError, type RegistryCodec } from '../../src/registry/codec';
@@ -46,7 +48,29 @@ const record = (e: ContextEvent, offset: number): RawRecord => ({
   offset: String(offset),
 });
 
-function context(committed: SessionStates) {
+/** Every record decoded, in order, as the processor decodes them. */
+async function decodeBatch(
+  messages: readonly RawRecord[],
+  format: StepConfig['inputFormat'],
+  codec: RegistryCodec,
+): Promise<DecodedRecord[]> {
+  const out: DecodedRecord[] = [];
+  for (const m of messages) out.push(await decodeForBatch(m, format, codec));
+  return out;
+}
+
+/** The records through a BatchPlanner, in order (decoded[i] is messages[i] decoded). */
+function planBatch(
+  batch: { topic: string; partition: number; messages: readonly RawRecord[] },
+  decoded: readonly DecodedRecord[],
+  ctx: StepContext,
+): BatchPlan {
+  const planner = new BatchPlanner(batch, ctx);
+  batch.messages.forEach((m, i) => planner.add(m, decoded[i]!));
+  return planner.finish();
+}
+
+function context(committed: SessionStates): StepContext {
   let t = 0;
   return {
     config: CONFIG,
@@ -156,7 +180,7 @@ describe('planBatch', () => {
   });
 });
 
-describe('decodeBatch', () => {
+describe('decodeForBatch', () => {
   it('a registry that cannot be reached fails the batch before its transaction', async () => {
     const e = seedIncidentExample()[0]!;
     const avro: RawRecord = {

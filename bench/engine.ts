@@ -1,6 +1,8 @@
 /**
- * Engine benchmark (not a test): a synthetic fleet (src/sim) is generated first, then timed
- * through `OwnedFleet.process` on one thread. Also: the cost of one decision against the seed's
+ * Engine benchmark (not a test): a synthetic fleet (src/sim) is generated first, then timed on
+ * one thread through the product's path (`SessionsInPlace`: owned states in a Map, each event
+ * through `evolveInPlace`, as `audit` and the processor run it) and, alternating, through the
+ * turn-arena experiment (`OwnedFleet`, bench/arena/, not the product: docs/decisions.md 48). Also: the cost of one decision against the seed's
  * stateless `assert_compaction_safe` on the same requests, serialized state size per session,
  * and heap per tracked session. See bench/README.md for the commands and the results.
  *
@@ -14,7 +16,6 @@ import {
   type CompactionRequested,
   type ContextEvent,
   Fleet,
-  OwnedFleet,
   type SessionState,
   type Unit,
   type Output,
@@ -23,7 +24,8 @@ import {
   evolve,
   serializeState,
 } from '../src/engine';
-import { evolveInPlace } from '../src/engine/evolve';
+import { SessionsInPlace } from '../src/audit/replay';
+import { OwnedFleet } from './arena/ownedFleet';
 import { type PackedEvents, generateFleetPacked } from '../src/sim';
 import { type TruncationLog, assertCompactionSafe } from './baseline';
 import { typicalSession } from './typical';
@@ -97,7 +99,7 @@ export interface BenchResult {
    * shared machine), and, as `wall`, per second of wall-clock time.
    */
   stream: {
-    /** Every run, warm-up first: materializing each event and `OwnedFleet.process`. */
+    /** Every run, warm-up first: materializing each event and `OwnedFleet.process` (bench/arena). */
     runsMs: Timing[];
     eventsPerSec: Stats;
     decisionsPerSec: Stats;
@@ -105,7 +107,7 @@ export interface BenchResult {
     materializeMs: Timing[];
     /** Events / (median run − median materialization): the engine's share. */
     engineOnlyEventsPerSec: number;
-    /** Every run, warm-up first: `OwnedFleet.process` timed alone, events handed over in blocks. */
+    /** Every run, warm-up first: `OwnedFleet.process` (bench/arena) timed alone, events handed over in blocks. */
     blockRunsMs: Timing[];
     /** Events / time of `blockRunsMs`: the engine alone, measured rather than subtracted. */
     blockEventsPerSec: Stats;
@@ -116,9 +118,9 @@ export interface BenchResult {
       blockEventsPerSec: Stats;
     };
     /**
-     * The same-run baseline: the same stream through a Map of owned states and
-     * `evolveInPlace` (no turn arena), alternating with the product's runs; `speedup` is its
-     * median CPU time ÷ the product's.
+     * The product's path: the same stream through `SessionsInPlace` (a Map of owned states,
+     * `evolveInPlace`, no turn arena), alternating with the arena's runs; `speedup` is its
+     * median CPU time ÷ the arena's.
      */
     noArena: { runsMs: Timing[]; eventsPerSec: Stats; wallEventsPerSec: number; speedup: number };
   };
@@ -147,8 +149,9 @@ export interface BenchResult {
     };
   };
   /**
-   * heapUsed per session of an OwnedFleet, and its turn arena (typed arrays outside the JS
-   * heap, a page of 1,024 sessions at a time) per session.
+   * heapUsed per session of the product's path (`SessionsInPlace`); and what the arena
+   * experiment would add (its typed arrays, outside the JS heap, a page of 1,024 sessions at a
+   * time) per session.
    */
   heap: { bytesPerSession: number; arenaBytesPerSession: number; sessions: number } | null;
 }
@@ -203,21 +206,6 @@ function cpusAllowed(): string | null {
 /** What a timed pass needs of a fleet. */
 interface StreamFleet {
   process(e: ContextEvent, decidedAt: number): { outputs: readonly Output[] };
-}
-
-/**
- * The same-run baseline for the stream: the engine without the turn arena (session 2's path),
- * owned states in a `Map`, each event through `evolveInPlace`. Same outputs as OwnedFleet.
- */
-class MapOfOwnedStates implements StreamFleet {
-  private readonly states = new Map<string, SessionState>();
-  private readonly options = engineOptions();
-  process(e: ContextEvent, decidedAt: number): { outputs: readonly Output[] } {
-    const prev = this.states.get(e.sessionId);
-    const r = evolveInPlace(prev, e, decidedAt, this.options);
-    if (r.state !== prev) this.states.set(e.sessionId, r.state);
-    return r;
-  }
 }
 
 /**
@@ -445,8 +433,9 @@ function fleetStateBytes(fleet: Fleet): BenchResult['stateBytes']['fleet'] {
 }
 
 /**
- * Heap per tracked session: heapUsed after a full GC with the fleet built vs before it, and
- * the fleet's turn arena (outside heapUsed) per session. The
+ * Heap per tracked session of the product's path: heapUsed after a full GC with the sessions
+ * built vs before it; and the arena experiment's typed arrays (outside heapUsed) per session,
+ * from an OwnedFleet built after it. The
  * packed stream (typed arrays: outside heapUsed) stays; each SessionOpened is handed over as
  * a fresh copy so that the session's key string and policy are owned by the fleet alone, as
  * they would be in the processor. Null without --expose-gc.
@@ -455,7 +444,7 @@ function heapPerSession(events: PackedEvents): BenchResult['heap'] {
   if (typeof (globalThis as { gc?: unknown }).gc !== 'function') return null;
   gc();
   const before = process.memoryUsage().heapUsed;
-  const fleet = new OwnedFleet(engineOptions());
+  let fleet: SessionsInPlace | null = new SessionsInPlace(engineOptions());
   for (let i = 0; i < events.length; i++) {
     let e = events.get(i);
     if (e.type === 'SessionOpened') e = JSON.parse(JSON.stringify(e)) as ContextEvent;
@@ -463,10 +452,18 @@ function heapPerSession(events: PackedEvents): BenchResult['heap'] {
   }
   gc();
   const after = process.memoryUsage().heapUsed;
+  const sessions = fleet.size;
+  fleet = null;
+  gc();
+  const arena = new OwnedFleet(engineOptions());
+  for (let i = 0; i < events.length; i++) {
+    const e = events.get(i);
+    arena.process(e, e.occurredAt);
+  }
   return {
-    bytesPerSession: (after - before) / fleet.size,
-    arenaBytesPerSession: fleet.arenaBytes / fleet.size,
-    sessions: fleet.size,
+    bytesPerSession: (after - before) / sessions,
+    arenaBytesPerSession: arena.arenaBytes / arena.size,
+    sessions,
   };
 }
 
@@ -491,7 +488,7 @@ export function runBench(o: BenchOptions, log: (line: string) => void = () => {}
     `generated ${events.length} events of ${generated.plans.size} sessions in ${generateMs.toFixed(0)} ms`,
   );
 
-  // The product (`audit`'s path: OwnedFleet) and the no-arena baseline alternate, run by run,
+  // The arena experiment (OwnedFleet) and the product's path (SessionsInPlace) alternate, run by run,
   // so that both see the same machine (a shared VM's speed drifts by tens of per cent).
   const runsMs: Timing[] = [];
   const blockRunsMs: Timing[] = [];
@@ -506,11 +503,11 @@ export function runBench(o: BenchOptions, log: (line: string) => void = () => {}
     if (k.verdicts !== requests) throw new Error(`blocks: ${k.verdicts} verdicts`);
     blockRunsMs.push(k.ms);
     gc();
-    const b = timeStream(events, new MapOfOwnedStates());
+    const b = timeStream(events, new SessionsInPlace(engineOptions()));
     if (b.verdicts !== requests) throw new Error(`baseline: ${b.verdicts} verdicts`);
     noArenaMs.push(b.ms);
     log(
-      `run ${run + 1}/${o.runs}${run === 0 ? ' (warm-up)' : ''}: ${r.ms.cpu.toFixed(0)} ms CPU, ${r.ms.wall.toFixed(0)} ms wall; engine alone (blocks) ${k.ms.cpu.toFixed(0)} ms CPU; no arena ${b.ms.cpu.toFixed(0)} ms CPU`,
+      `run ${run + 1}/${o.runs}${run === 0 ? ' (warm-up)' : ''}: ${r.ms.cpu.toFixed(0)} ms CPU, ${r.ms.wall.toFixed(0)} ms wall; engine alone (blocks) ${k.ms.cpu.toFixed(0)} ms CPU; product's path (no arena) ${b.ms.cpu.toFixed(0)} ms CPU`,
     );
   }
   const materializeMs: Timing[] = [];
@@ -599,22 +596,22 @@ export function formatReport(r: BenchResult): string {
     `| measure (per CPU-second; ${st.runsMs.length - 1} runs after a warm-up) | median | min | max | spread | median, wall clock |`,
     '|---|---:|---:|---:|---:|---:|',
     row(
-      'events/s, OwnedFleet.process (events materialized in the loop)',
+      'events/s, arena experiment: OwnedFleet.process (bench/arena; events materialized in the loop)',
       st.eventsPerSec,
       st.wall.eventsPerSec.median,
     ),
     row(
-      'events/s, engine only (materializing subtracted)',
+      'events/s, arena experiment, engine only (materializing subtracted)',
       { median: st.engineOnlyEventsPerSec, min: NaN, max: NaN, spread: NaN },
       st.wall.engineOnlyEventsPerSec,
     ).replace(/NaN( %)?/g, '–'),
     row(
-      `events/s, engine only (events handed over in blocks of ${int(BLOCK)}, materialized outside the timed loops)`,
+      `events/s, arena experiment, engine only (events handed over in blocks of ${int(BLOCK)}, materialized outside the timed loops)`,
       st.blockEventsPerSec,
       st.wall.blockEventsPerSec.median,
     ),
     row(
-      'events/s, baseline: no turn arena (Map + evolveInPlace, alternating runs)',
+      "events/s, the product's path: SessionsInPlace (Map + evolveInPlace, as audit and the processor; alternating runs)",
       st.noArena.eventsPerSec,
       st.noArena.wallEventsPerSec,
     ),
@@ -636,11 +633,11 @@ export function formatReport(r: BenchResult): string {
     ),
     '',
     `runs, ms CPU/wall: warm-up ${ms(st.runsMs.slice(0, 1))}; timed ${ms(st.runsMs.slice(1))}; engine alone in blocks ${ms(st.blockRunsMs.slice(1))}; materializing alone ${ms(st.materializeMs)}`,
-    `turn arena speedup (no-arena CPU time ÷ OwnedFleet CPU time, medians): ${st.noArena.speedup.toFixed(2)}x`,
+    `turn arena speedup (product's path CPU time ÷ arena experiment CPU time, medians): ${st.noArena.speedup.toFixed(2)}x`,
     `ratio engine/baseline per decision: ${d.ratio.toFixed(0)}x (wall clock ${d.wall.ratio.toFixed(0)}x); refusals: engine ${int(d.productRefusals)}, baseline ${int(d.baselineRefusals)}, baseline only ${int(d.baselineOnlyRefusals)}`,
     `state bytes (serializeState): typical session (${s.typicalEvents} events) ${s.typical} B; fleet of ${int(s.fleet.sessions)}: median ${s.fleet.median} B, p99 ${s.fleet.p99} B, max ${s.fleet.max} B, mean ${s.fleet.mean.toFixed(0)} B, over 1 KiB ${s.fleet.over1KiB}`,
     r.heap
-      ? `heap per tracked session: ${int(r.heap.bytesPerSession)} B, turn arena ${int(r.heap.arenaBytesPerSession)} B more (${int(r.heap.sessions)} sessions)`
+      ? `heap per tracked session (product's path): ${int(r.heap.bytesPerSession)} B; the arena experiment adds ${int(r.heap.arenaBytesPerSession)} B outside the heap (${int(r.heap.sessions)} sessions)`
       : 'heap per tracked session: n/a (run node with --expose-gc)',
   ].join('\n');
 }

@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { Kafka, logLevel, Partitioners, type Admin, type Message, type Producer } from 'kafkajs';
 import { DEFAULTS, type Config } from '../src/config/config';
 import type { ContextEvent } from '../src/engine/events';
-import { OwnedFleet } from '../src/engine/ownedFleet';
+import { SessionsInPlace } from '../src/audit/replay';
 import { outputRequests } from '../src/kafka/outputChunks';
 import type { RegistryCodec } from '../src/registry/codec';
 import { registerSchemas } from '../src/registry/register';
@@ -411,7 +411,7 @@ export async function publishedByMetrics(httpPort: number): Promise<Published> {
 
 /** `Published` of the offline engine over the same events (what the product must match). */
 export function publishedOffline(events: readonly ContextEvent[]): Published {
-  const fleet = new OwnedFleet();
+  const fleet = new SessionsInPlace();
   const out: Published = { verdicts: 0, spillRequests: 0, audits: {} };
   for (const e of events) {
     for (const o of fleet.process(e, e.occurredAt).outputs) {

@@ -146,11 +146,12 @@ export async function runAudit(
   inputs: Readable | readonly AuditInput[],
   out: Writable,
   options: AuditOptions,
+  /** The engine's sessions (bench/audit.ts measures the alternatives). */
+  replay: Replay = new Replay(),
 ): Promise<void> {
   const list = Array.isArray(inputs)
     ? (inputs as readonly AuditInput[])
     : [{ name: '-', stream: inputs as Readable }];
-  const replay = new Replay();
   const report = new ReportBuilder();
   const several = list.length > 1;
   // A closed stdout (EPIPE) emits 'error'; without a listener it would crash the process.

@@ -12,7 +12,7 @@ import { RecentVerdicts } from '../http/recentVerdicts';
 import { createHttpServer, ensurePortFree, listen } from '../http/server';
 import { StartupError } from '../errors';
 import { combineObservers } from '../kafka/observers';
-import type { ProcessorObserver } from '../kafka/partition';
+import type { ProcessorObserver } from '../kafka/processorObserver';
 import { type Announcement, announceWhenReady } from './ready';
 
 export interface Running {
@@ -87,6 +87,7 @@ export async function startProcessor(
     {
       registry,
       processor,
+      sessions: processor,
       recent,
       readinessProblems: () => (codec.unavailable === null ? [] : [codec.unavailable]),
     },

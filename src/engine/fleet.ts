@@ -1,8 +1,8 @@
 /**
  * Many sessions, keyed by sessionId, as immutable values: every step makes a new state and
  * earlier ones stay as they were (tests, the decision benchmark). A caller that owns its states
- * and wants speed uses `OwnedFleet` (same outputs). The Kafka processor keeps its own committed
- * states per partition (src/kafka/sessionStates.ts).
+ * runs `evolveInPlace` (step.ts) on them instead: `audit` (src/audit/replay.ts) and the Kafka
+ * processor, on a batch's copies of its committed states (src/kafka/batchStep.ts).
  */
 import { type EngineInput, type EngineOptions, type StepResult, evolve } from './evolve';
 import type { SessionState } from './state';

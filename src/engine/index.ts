@@ -4,7 +4,6 @@ export * from './outputs';
 export { evolve, type EngineInput, type EngineOptions, type StepResult } from './evolve';
 export { decide, evaluate, type RequestInput, type Decided, type Evaluation } from './decide';
 export { Fleet, engineOptions, DEFAULT_GRACE_MS } from './fleet';
-export { OwnedFleet, type FleetStep } from './ownedFleet';
 export { serializeState, deserializeState } from './serialize';
 export { emptyState, type SessionState } from './state';
 export type { Output, Note } from './collector';

@@ -6,7 +6,7 @@
  */
 import type { Output } from '../engine/collector';
 import type { Verdict } from '../engine/outputs';
-import type { ProcessorObserver } from '../kafka/partition';
+import type { ProcessorObserver } from '../kafka/processorObserver';
 
 export class RecentVerdicts implements ProcessorObserver {
   private readonly bySession = new Map<string, Verdict[]>();

@@ -7,8 +7,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { Processor } from '../kafka/processor';
 import type { RecentVerdicts } from './recentVerdicts';
+import type { SessionDirectory } from './sessionDirectory';
 import { sessionView } from './sessionView';
 import { StartupError } from '../errors';
 
@@ -22,7 +22,10 @@ export interface HttpOptions {
 
 export interface HttpDeps {
   registry: Registry;
-  processor: Pick<Processor, 'isReady' | 'partitions'>;
+  /** Ready: the consumer group joined and every assigned partition's state restored. */
+  processor: { isReady(): boolean };
+  /** Where `/sessions/{id}` finds a session. */
+  sessions: SessionDirectory;
   recent: RecentVerdicts;
   /** Extra readiness conditions, e.g. the registry answering. */
   readinessProblems?: () => string[];
@@ -76,10 +79,9 @@ async function handle(
       return send(res, 401, { error: 'a bearer token is required' });
     }
     const id = decodeURIComponent(match[1]!);
-    for (const [partition, worker] of d.processor.partitions()) {
-      const state = worker.states.peek(id);
-      if (state) return send(res, 200, sessionView(id, partition, state, d.recent.get(id)));
-    }
+    const found = d.sessions.findSession(id);
+    if (found)
+      return send(res, 200, sessionView(id, found.partition, found.state, d.recent.get(id)));
     return send(res, 404, { error: `session ${id} is not tracked by this instance` });
   }
   return send(res, 404, {

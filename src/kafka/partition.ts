@@ -1,50 +1,21 @@
 /**
- * One input partition owned by this instance: its sessions' state, its transactional producer
- * (transactionalId derived from group + topic + partition, so a new owner fences a zombie),
- * and the exactly-once step: per fetched batch, outputs + changelog + consumer offset in one
- * transaction; the in-memory state changes only after that transaction commits.
+ * One input partition owned by this instance, as a task: its lifecycle (partitionLifecycle.ts),
+ * its sessions' committed state, its transactional producer, and the exactly-once step per
+ * fetched batch: decode and plan record by record (batchStep.ts), then one transaction (transaction.ts) with the
+ * outputs, changelog records and consumer offset; the in-memory state changes only after that
+ * transaction commits.
  */
-import { type Batch, type Kafka, type Message, Partitioners, type Producer } from 'kafkajs';
+import type { Batch, Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
-import { evolveInPlace, type EngineOptions } from '../engine/evolve';
-import type { Output } from '../engine/collector';
-import { serializeState } from '../engine/serialize';
+import type { EngineOptions } from '../engine/evolve';
 import type { SessionState } from '../engine/state';
 import type { RegistryCodec } from '../registry/codec';
-import { EventTally } from './observers';
-import { outputRequests } from './outputChunks';
-import {
-  deadLetter,
-  decodeRecord,
-  decodeRecordNow,
-  outputMessage,
-  type DeadLetterCode,
-  type DecodedRecord,
-} from './records';
+import { BatchPlanner, decodeForBatch } from './batchStep';
+import { PartitionLifecycle, type PartitionState } from './partitionLifecycle';
+import type { ProcessorObserver } from './processorObserver';
 import { SessionStates } from './sessionStates';
-
-/** What the processor reports (metrics hook up here); every method optional. */
-export interface ProcessorObserver {
-  /** Once per batch, after its engine steps and before its transaction: what its events did. */
-  batchEvents?(tally: EventTally): void;
-  output?(o: Output, latencyMs: number | null): void;
-  deadLetter?(code: DeadLetterCode): void;
-  transaction?(outcome: 'committed' | 'aborted', records: number): void;
-  /** Once per batch (with at least one step): its engine steps and their total time. */
-  engineSteps?(steps: number, seconds: number): void;
-  rebalance?(): void;
-  restored?(seconds: number): void;
-  lag?(partition: number, records: number): void;
-  readiness?(ready: boolean): void;
-}
-
-/** A failure before the batch's transaction began (e.g. the registry is unreachable). */
-export class BeforeTransactionError extends Error {
-  constructor(override readonly cause: unknown) {
-    super(`before the transaction: ${(cause as Error)?.message ?? String(cause)}`);
-  }
-}
+import { commitBatch, newTransactionalProducer } from './transaction';
 
 /**
  * Restored sessions (kept as bytes) decoded per sweep (every 10 s) to find the closed ones:
@@ -53,16 +24,13 @@ export class BeforeTransactionError extends Error {
  */
 const CLASSIFY_PER_SWEEP = 1_000;
 
-export function transactionalId(c: Config, partition: number): string {
-  return `${c.groupId}-${c.inputTopic}-${partition}`;
-}
-
-export class PartitionWorker {
+export class PartitionTask {
   /** Committed state of this partition's sessions (restored ones kept as bytes until touched). */
   readonly states = new SessionStates();
+  readonly lifecycle: PartitionLifecycle;
   producer: Producer;
+  /** Settles when the current restore or resync ends (batches wait for it). */
   ready: Promise<void> = Promise.resolve();
-  restored = false;
   private lastSweep = 0;
 
   constructor(
@@ -75,162 +43,85 @@ export class PartitionWorker {
     private readonly observer: ProcessorObserver,
     private readonly clock: () => number,
   ) {
-    this.producer = this.newProducer();
+    this.lifecycle = new PartitionLifecycle(partition, (from, to) =>
+      log.debug({ partition, from, to }, 'partition lifecycle'),
+    );
+    this.producer = newTransactionalProducer(kafka, config, partition, log);
   }
 
-  newProducer(): Producer {
-    const producer = this.kafka.producer({
-      transactionalId: transactionalId(this.config, this.partition),
-      idempotent: true,
-      maxInFlightRequests: 1,
-      transactionTimeout: this.config.transactionTimeoutMs,
-      allowAutoTopicCreation: false,
-      // The partitioner kafkajs uses anyway, named so that it does not warn about its v2 change.
-      createPartitioner: Partitioners.DefaultPartitioner,
-      // kafkajs' default for an idempotent producer is unlimited retries; the client's 200 ms
-      // first delay would hold every transaction begun before the previous one's markers are
-      // written (CONCURRENT_TRANSACTIONS, KAFKA-5477) for ~200 ms.
-      retry: {
-        retries: Number.MAX_SAFE_INTEGER,
-        initialRetryTime: this.config.transactionRetryMs,
-      },
-    });
-    if (this.log.isLevelEnabled('trace')) {
-      // Every request of the transaction protocol with its duration (retries show as repeats).
-      producer.on(producer.events.REQUEST, ({ payload }) =>
-        this.log.trace(
-          { partition: this.partition, api: payload.apiName, ms: payload.duration },
-          'producer request',
-        ),
-      );
-    }
-    return producer;
+  get state(): PartitionState {
+    return this.lifecycle.state;
+  }
+
+  /** Batches are processed only while running. */
+  get running(): boolean {
+    return this.lifecycle.state === 'running';
   }
 
   async replaceProducer(): Promise<void> {
     await this.producer.disconnect().catch(() => undefined);
-    this.producer = this.newProducer();
+    this.producer = newTransactionalProducer(this.kafka, this.config, this.partition, this.log);
     await this.producer.connect();
   }
 
   /**
-   * Processes one batch exactly once. Throws when the transaction could not commit: nothing
-   * of the batch is then visible, and the caller rewinds the consumer to the batch's start.
+   * Processes one batch exactly once. Throws when the transaction could not commit (the errors
+   * of transaction.ts): nothing of the batch is then visible, and the committed state is intact.
    */
   async process(batch: Batch, consumerGroupId: string): Promise<void> {
     const c = this.config;
     const t0 = performance.now();
-    const overlay = new Map<string, SessionState | null>();
-    const sends = new Map<string, Message[]>();
-    const emit = (topic: string, message: Message) => {
-      const list = sends.get(topic);
-      if (list) list.push(message);
-      else sends.set(topic, [message]);
-    };
-    const delivered: Output[] = [];
-    const tally = new EventTally();
-    let engineMs = 0;
+    const planner = new BatchPlanner(batch, {
+      config: c,
+      encoder: this.codec,
+      engine: this.engine,
+      committed: this.states,
+      clock: this.clock,
+      timer: () => performance.now(),
+      sweep: (overlay) => this.sweepClosed(overlay),
+    });
     for (const m of batch.messages) {
-      let decoded: DecodedRecord;
-      try {
-        // JSON needs no registry: no promise per record then.
-        decoded =
-          decodeRecordNow(m, c.inputFormat) ?? (await decodeRecord(m, c.inputFormat, this.codec));
-      } catch (e) {
-        throw new BeforeTransactionError(e);
-      }
-      const input = decoded.ok ? decoded.input : decoded.answer;
-      if (!decoded.ok) {
-        emit(
-          c.dlqTopic,
-          deadLetter(m, batch.topic, batch.partition, decoded.code, decoded.message),
-        );
-        this.observer.deadLetter?.(decoded.code);
-        this.log.warn(
-          {
-            code: decoded.code,
-            offset: m.offset,
-            partition: batch.partition,
-            error: decoded.message,
-          },
-          'dead letter',
-        );
-      }
-      if (!input) continue;
-      // The batch changes its own copy of a session (made on first touch), so the committed
-      // state stays intact should the transaction fail.
-      let working = overlay.get(input.sessionId);
-      if (working === undefined) working = this.states.owned(input.sessionId) ?? null;
-      const decidedAt = this.clock();
-      const started = performance.now();
-      const result = evolveInPlace(working ?? undefined, input, decidedAt, this.engine);
-      engineMs += performance.now() - started;
-      overlay.set(input.sessionId, result.state);
-      tally.add(decoded.ok ? input.type : 'MalformedRequest', result.notes);
-      for (const o of result.outputs) {
-        const { topic, message } = outputMessage(o, this.codec, c);
-        emit(topic, message);
-        delivered.push(o);
-      }
+      const d = decodeForBatch(m, c.inputFormat, this.codec);
+      planner.add(m, d instanceof Promise ? await d : d);
     }
-    if (tally.byType.size > 0) {
-      let steps = 0;
-      for (const n of tally.byType.values()) steps += n;
-      this.observer.engineSteps?.(steps, engineMs / 1000);
-      this.observer.batchEvents?.(tally);
+    const plan = planner.finish();
+    for (const d of plan.deadLetters) {
+      this.observer.deadLetter?.(d.code);
+      this.log.warn(
+        { code: d.code, offset: d.offset, partition: batch.partition, error: d.message },
+        'dead letter',
+      );
     }
-    this.sweepClosed(overlay);
-    for (const [sessionId, state] of overlay) {
-      emit(c.changelogTopic, {
-        key: sessionId,
-        value: state === null ? null : serializeState(state),
-        partition: this.partition,
-      });
+    if (plan.steps > 0) {
+      this.observer.engineSteps?.(plan.steps, plan.engineMs / 1000);
+      this.observer.batchEvents?.(plan.tally);
     }
     const next = (BigInt(batch.lastOffset()) + 1n).toString();
-    const records = [...sends.values()].reduce((n, l) => n + l.length, 0);
     const t1 = performance.now();
-    let t2 = t1;
-    let t3 = t1;
-    const txn = await this.producer.transaction().catch((e: unknown) => {
-      throw new BeforeTransactionError(e);
-    });
-    try {
-      // Usually one request; more when the outputs would exceed the broker's record batch
-      // limit together. Dead letters too: they are copies of input records plus headers, so
-      // those of a fetched batch near its size limit exceed message.max.bytes together
-      // (MESSAGE_TOO_LARGE on every retry: the partition would be stuck for good).
-      for (const topicMessages of outputRequests([...sends])) {
-        await txn.sendBatch({ acks: -1, topicMessages });
-      }
-      t2 = performance.now();
-      await txn.sendOffsets({
+    const times = await commitBatch(
+      this.producer,
+      {
+        sends: plan.sends,
         consumerGroupId,
-        topics: [
-          { topic: batch.topic, partitions: [{ partition: batch.partition, offset: next }] },
-        ],
-      });
-      t3 = performance.now();
-      await txn.commit();
-    } catch (e) {
-      await txn.abort().catch(() => undefined);
-      this.observer.transaction?.('aborted', records);
-      throw e;
-    }
-    this.observer.transaction?.('committed', records);
+        topic: batch.topic,
+        partition: batch.partition,
+        nextOffset: next,
+      },
+      () => this.observer.transaction?.('aborted', plan.records),
+    );
+    this.observer.transaction?.('committed', plan.records);
     if (this.log.isLevelEnabled('debug')) {
       // Where a batch's time goes (bench/README.md, verdict latency).
-      const t4 = performance.now();
       const ms = (x: number) => Math.round(x * 10) / 10;
       this.log.debug(
         {
           partition: this.partition,
           messages: batch.messages.length,
-          records,
+          records: plan.records,
           processMs: ms(t1 - t0),
-          sendMs: ms(t2 - t1),
-          offsetsMs: ms(t3 - t2),
-          commitMs: ms(t4 - t3),
+          sendMs: ms(times.sent - t1),
+          offsetsMs: ms(times.offsetsSent - times.sent),
+          commitMs: ms(times.committed - times.offsetsSent),
         },
         'batch committed',
       );
@@ -239,12 +130,12 @@ export class PartitionWorker {
       this.partition,
       Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(next))),
     );
-    for (const [sessionId, state] of overlay) {
+    for (const [sessionId, state] of plan.overlay) {
       if (state === null) this.states.delete(sessionId);
       else this.states.set(sessionId, state);
     }
     const now = this.clock();
-    for (const o of delivered) {
+    for (const o of plan.delivered) {
       const at = o.record === 'verdict' ? o.value.requestedAt : null;
       this.observer.output?.(o, at === null ? null : now - at);
     }

@@ -1,10 +1,12 @@
 /**
  * The stream processor (DESIGN §8): a kafkajs consumer group over the input topic, one
- * PartitionWorker per assigned partition. On every assignment, new partitions get a fresh
- * transactional producer (fencing any zombie), then their state is restored from the
- * changelog before their first batch is processed. A batch that fails to commit is rewound;
- * a fenced or otherwise fatal producer error resynchronises the partition from Kafka (state
- * from the changelog, position from the group's committed offset).
+ * PartitionTask per assigned partition, moved through its lifecycle (partitionLifecycle.ts).
+ * On every assignment, new partitions (assigned → restoring) get a fresh transactional
+ * producer (fencing any zombie), then their state is restored from the changelog before their
+ * first batch is processed (→ running). A batch that failed before its transaction began is
+ * read again; a transaction whose outcome is unknown, or a fenced producer, resynchronises the
+ * partition from Kafka (running → resyncing → running: state from the changelog, position from
+ * the group's committed offset). A rebalance revokes partitions, stop() closes them.
  */
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -13,19 +15,14 @@ import { engineOptions } from '../engine/fleet';
 import type { RegistryCodec } from '../registry/codec';
 import { registerSchemas } from '../registry/register';
 import { cacheTransactionCoordinators } from './coordinatorCache';
-import { BeforeTransactionError, PartitionWorker, type ProcessorObserver } from './partition';
+import type { SessionDirectory, TrackedSession } from '../http/sessionDirectory';
+import { PartitionTask } from './partition';
+import type { ProcessorObserver } from './processorObserver';
 import { restorePartitions, writeBarrier } from './restore';
 import { ensureTopics } from './topics';
+import { BeforeTransactionError, ProducerFencedError } from './transaction';
 
 const RESTORE_TIMEOUT_MS = 120_000;
-
-function isFatalProducerError(e: unknown): boolean {
-  const name = String((e as { type?: string; name?: string }).type ?? (e as Error).name ?? '');
-  const msg = String((e as Error).message ?? '');
-  return /FENCED|INVALID_PRODUCER_EPOCH|PRODUCER_FENCED|INVALID_TXN_STATE|TRANSACTIONAL_ID_AUTHORIZATION|UNKNOWN_PRODUCER_ID|OUT_OF_ORDER_SEQUENCE/i.test(
-    `${name} ${msg}`,
-  );
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -38,9 +35,9 @@ export interface ProcessorDeps {
   clock?: () => number;
 }
 
-export class Processor {
+export class Processor implements SessionDirectory {
   private consumer: Consumer | null = null;
-  private readonly workers = new Map<number, PartitionWorker>();
+  private readonly workers = new Map<number, PartitionTask>();
   private joined = false;
   private stopping = false;
   private readonly observer: ProcessorObserver;
@@ -53,7 +50,7 @@ export class Processor {
 
   /** Ready: the group was joined and every assigned partition's state is restored. */
   isReady(): boolean {
-    return this.joined && [...this.workers.values()].every((w) => w.restored);
+    return this.joined && [...this.workers.values()].every((w) => w.running);
   }
 
   /** Sessions held in memory across assigned partitions. */
@@ -63,9 +60,18 @@ export class Processor {
     return n;
   }
 
-  /** Sessions tracked per assigned partition (for /sessions and metrics). */
-  partitions(): ReadonlyMap<number, PartitionWorker> {
+  /** The assigned partitions' tasks (tests, benchmarks). */
+  partitions(): ReadonlyMap<number, PartitionTask> {
     return this.workers;
+  }
+
+  /** For /sessions/{id}: the partition tracking the session and its committed state. */
+  findSession(sessionId: string): TrackedSession | undefined {
+    for (const [partition, w] of this.workers) {
+      const state = w.states.peek(sessionId);
+      if (state) return { partition, state };
+    }
+    return undefined;
   }
 
   async start(): Promise<void> {
@@ -118,13 +124,14 @@ export class Processor {
     for (const [p, w] of this.workers) {
       if (wanted.has(p)) continue;
       this.workers.delete(p);
+      w.lifecycle.to('revoked');
       void w.producer.disconnect().catch(() => undefined);
       log.info({ partition: p }, 'partition revoked');
     }
-    const added: PartitionWorker[] = [];
+    const added: PartitionTask[] = [];
     for (const p of assigned) {
       if (this.workers.has(p)) continue;
-      const w = new PartitionWorker(
+      const w = new PartitionTask(
         p,
         kafka,
         c,
@@ -142,13 +149,17 @@ export class Processor {
     this.observer.readiness?.(this.isReady());
     log.info({ assigned, added: added.map((w) => w.partition) }, 'group joined');
     if (added.length > 0) {
+      for (const w of added) w.lifecycle.to('restoring');
       const ready = this.restore(added);
       for (const w of added) w.ready = ready;
     }
   }
 
-  /** New producers first (fencing zombies), then barriers, then one restore read. */
-  private async restore(workers: PartitionWorker[]): Promise<void> {
+  /**
+   * New producers first (fencing zombies), then barriers, then one restore read. Restoring
+   * tasks become running; a resyncing one stays so until its resync has its position back.
+   */
+  private async restore(workers: PartitionTask[]): Promise<void> {
     const { kafka, config: c, log } = this.deps;
     const started = this.clock();
     for (;;) {
@@ -164,7 +175,7 @@ export class Processor {
           });
         }
         await restorePartitions(kafka, c.changelogTopic, c.groupId, targets, RESTORE_TIMEOUT_MS);
-        for (const w of workers) w.restored = true;
+        for (const w of workers) if (w.state === 'restoring') w.lifecycle.to('running');
         this.observer.restored?.((this.clock() - started) / 1000);
         this.observer.readiness?.(this.isReady());
         const sessions = workers.reduce((n, w) => n + w.states.size, 0);
@@ -174,7 +185,7 @@ export class Processor {
         );
         return;
       } catch (e) {
-        if (this.stopping || workers.every((w) => this.workers.get(w.partition) !== w)) return;
+        if (this.stopping || workers.every((w) => w.lifecycle.ended)) return;
         log.warn({ err: e }, 'state restore failed; retrying');
         for (const w of workers) await w.replaceProducer().catch(() => undefined);
         await sleep(1000);
@@ -187,9 +198,9 @@ export class Processor {
     const { config: c, log } = this.deps;
     const worker = this.workers.get(batch.partition);
     if (!worker || batch.messages.length === 0) return;
-    while (!worker.restored) {
+    while (!worker.running) {
       await Promise.race([worker.ready.catch(() => undefined), sleep(1000)]);
-      if (!isRunning() || isStale() || this.workers.get(batch.partition) !== worker) return;
+      if (!isRunning() || isStale() || worker.lifecycle.ended) return;
       await heartbeat();
     }
     if (isStale()) return;
@@ -198,7 +209,7 @@ export class Processor {
       resolveOffset(batch.lastOffset());
       await heartbeat();
     } catch (e) {
-      if (e instanceof BeforeTransactionError && !isFatalProducerError(e.cause)) {
+      if (e instanceof BeforeTransactionError) {
         // Nothing was sent: the state is unchanged, so reading the batch again is exact.
         log.warn(
           { err: e.cause, partition: batch.partition },
@@ -214,7 +225,7 @@ export class Processor {
       }
       // The transaction's outcome may be unknown (or we were fenced): Kafka is the truth.
       log.warn(
-        { err: e, partition: batch.partition, fatal: isFatalProducerError(e) },
+        { err: e, partition: batch.partition, fatal: e instanceof ProducerFencedError },
         'batch not committed; resynchronising the partition',
       );
       if (this.workers.get(batch.partition) === worker) this.resync(worker);
@@ -222,21 +233,21 @@ export class Processor {
   }
 
   /** State from the changelog, position from the group's committed offset, a new producer. */
-  private resync(worker: PartitionWorker): void {
+  private resync(worker: PartitionTask): void {
     const { config: c, log } = this.deps;
     // A resync can outlive its partition (revoked) or the processor (stop()): then it must not
     // touch the consumer, whose seek() throws once it is disconnected.
-    const gone = () => this.stopping || this.workers.get(worker.partition) !== worker;
-    worker.restored = false;
+    const gone = () => this.stopping || worker.lifecycle.ended;
+    worker.lifecycle.to('resyncing');
     worker.ready = (async () => {
       await worker.replaceProducer().catch(() => undefined);
       await this.restore([worker]);
       if (gone()) return;
-      worker.restored = false;
       const offset = await this.committedOffset(worker.partition);
       if (gone()) return;
       this.consumer?.seek({ topic: c.inputTopic, partition: worker.partition, offset });
-      worker.restored = true;
+      worker.lifecycle.to('running');
+      this.observer.readiness?.(this.isReady());
     })();
     // Nobody may await `ready` any more (e.g. after stop()): no unhandled rejection.
     worker.ready.catch((e: unknown) =>
@@ -265,7 +276,10 @@ export class Processor {
     this.stopping = true;
     await this.consumer?.disconnect().catch(() => undefined);
     await Promise.all(
-      [...this.workers.values()].map((w) => w.producer.disconnect().catch(() => undefined)),
+      [...this.workers.values()].map((w) => {
+        w.lifecycle.to('closed');
+        return w.producer.disconnect().catch(() => undefined);
+      }),
     );
     this.workers.clear();
     this.joined = false;

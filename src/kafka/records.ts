@@ -107,7 +107,7 @@ export interface OutputTopics {
 /** Avro-encoded output messages keyed by sessionId, in the engine's order (DESIGN §6). */
 export function outputMessage(
   o: Output,
-  codec: RegistryCodec,
+  codec: Pick<RegistryCodec, 'encodeVerdict' | 'encodeSpillRequest' | 'encodeAudit'>,
   t: OutputTopics,
 ): { topic: string; message: Message } {
   switch (o.record) {

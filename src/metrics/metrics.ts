@@ -12,8 +12,7 @@ import { KAFKA_DEAD_LETTER_CODES, type DeadLetterCode } from '../kafka/records';
 import { DECODE_ERROR_CODES } from '../schema/errors';
 import { AUDIT_KIND_OF, type AuditCode, type AuditKind } from '../engine/outputs';
 import { RULE_CODES } from '../engine/rules';
-import type { ProcessorObserver } from '../kafka/partition';
-import { EventTally } from '../kafka/observers';
+import { EventTally, type ProcessorObserver } from '../kafka/processorObserver';
 
 const P = 'compaction_guard_';
 

@@ -189,10 +189,14 @@ export function withHeader(schemaId: number, body: Buffer): Buffer {
   return Buffer.concat([header, body]);
 }
 
-/** A failed registry call: 404 means the id does not exist; anything else is transient. */
+/**
+ * A failed registry call: HTTP 404 means the id (or subject) does not exist; anything else is
+ * transient. @kafkajs/confluent-schema-registry rejects every non-2xx answer with its
+ * ResponseError, which carries the HTTP `status`; a failure without one (a refused connection,
+ * a timeout) never reached an answer.
+ */
 function isNotFound(e: unknown): boolean {
-  const status = (e as { status?: number }).status;
-  return status === 404 || /not found/i.test(String((e as Error).message));
+  return (e as { status?: unknown } | null)?.status === 404;
 }
 
 export class RegistryCodec {

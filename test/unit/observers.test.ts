@@ -4,7 +4,8 @@
 import { Registry } from 'prom-client';
 import { Fleet } from '../../src/engine';
 import type { ContextEvent } from '../../src/engine/events';
-import { EventTally, combineObservers } from '../../src/kafka/observers';
+import { combineObservers } from '../../src/kafka/observers';
+import { EventTally } from '../../src/kafka/processorObserver';
 import {
   decodeRecord,
   decodeRecordNow,

@@ -9,13 +9,13 @@ import {
   type SessionState,
   type TurnAppended,
   Fleet,
-  OwnedFleet,
   emptyState,
   engineOptions,
   evolve,
 } from '../../src/engine';
 import { withCanonicalRing } from '../../src/engine/sequence';
-import { TurnArena } from '../../src/engine/turnArena';
+import { OwnedFleet } from '../../bench/arena/ownedFleet';
+import { TurnArena } from '../../bench/arena/turnArena';
 import { generateFleetArray } from '../../src/sim';
 import {
   chaosStream,

@@ -13,9 +13,9 @@
  * `load` makes it hot again when the session can take the fast path. The rules never see the
  * arena: `OwnedFleet` flushes a session before any other step and before handing it out.
  */
-import type { TurnAppended } from './events';
-import { hash53 } from './hash';
-import { REMEMBERED_EVENT_IDS, type SessionState } from './state';
+import type { TurnAppended } from '../../src/engine/events';
+import { hash53 } from '../../src/engine/hash';
+import { REMEMBERED_EVENT_IDS, type SessionState } from '../../src/engine/state';
 
 /** Numbers per ring: `[seq, hash]` × 32, the same layout as `SessionState.recent`. */
 const RING = 2 * REMEMBERED_EVENT_IDS;

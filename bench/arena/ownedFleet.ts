@@ -1,15 +1,22 @@
 /**
- * Many sessions owned by one caller and changed in place: the offline `audit` and the engine
- * benchmark. Same outputs as `Fleet` (and as folding `evolve`) for every event; faster, because
- * an ordinary turn is handled on the fleet-wide `TurnArena` and never touches the state object.
+ * An experiment kept for the engine benchmark, not the product (docs/decisions.md 48): many
+ * sessions owned by one caller and changed in place, an ordinary turn handled on the fleet-wide
+ * `TurnArena` without touching the state object. Same outputs as `Fleet` (and as folding
+ * `evolve`) for every event (test/unit/owned-fleet.test.ts). `audit` and the processor both
+ * run `evolveInPlace` on states they own instead (src/audit/replay.ts, src/kafka/batchStep.ts).
  *
  * A state obtained from `get` or `entries` is current until the next `process`, `set` or
  * `delete`; ask again after that.
  */
-import { type EngineInput, type EngineOptions, type StepResult, evolveInPlace } from './evolve';
-import { pinTurn } from './apply';
-import { engineOptions } from './fleet';
-import type { SessionState } from './state';
+import {
+  type EngineInput,
+  type EngineOptions,
+  type StepResult,
+  evolveInPlace,
+} from '../../src/engine/step';
+import { pinTurn } from '../../src/engine/apply';
+import { engineOptions } from '../../src/engine/fleet';
+import type { SessionState } from '../../src/engine/state';
 import { TurnArena } from './turnArena';
 
 /** What one event published. */

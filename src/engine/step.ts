@@ -1,0 +1,218 @@
+/**
+ * One input event through one session (contract §4), on a state the caller owns: the
+ * SessionClosed grace check, then out of band (step 0) or seq (step 1) and gap (step 2), and
+ * apply (step 3), deciding requests on the way (§5). Deterministic and free of I/O (the clock
+ * is passed in; the same inputs give the same outputs), but not pure: `evolveInPlace` changes
+ * the state it is given. Its callers own that state: the processor's batch (a working copy of
+ * each session, src/kafka/batchStep.ts) and `audit`'s replay. `evolve` (evolve.ts) is the pure
+ * form, on a copy.
+ */
+import type {
+  ContextEvent,
+  LossAcknowledged,
+  MalformedRequest,
+  SpillCompleted,
+  SpillFailed,
+  TurnAppended,
+} from './events';
+import { Collector, type Note, type Output } from './collector';
+import {
+  applyLossAcknowledged,
+  applySessionOpened,
+  applySpillCompleted,
+  applySpillFailed,
+  applyTruncated,
+  applyTurnAppended,
+  advanceTurn,
+  continuesLastTurn,
+} from './apply';
+import { answerMalformed, applyCompactionCommitted, applyCompactionRequested } from './compaction';
+import {
+  classifySeq,
+  isOutOfBandRedelivery,
+  namedPosition,
+  raiseGapHead,
+  rememberEventId,
+  rememberOutOfBandId,
+} from './sequence';
+import { type SessionState, emptyState } from './state';
+import { hash53 } from './hash';
+
+export type EngineInput = ContextEvent | MalformedRequest;
+
+export interface EngineOptions {
+  /** SessionClosed grace period in event time (DESIGN §4), default 1 h. */
+  graceMs: number;
+  engineVersion: string;
+}
+
+export interface StepResult {
+  state: SessionState;
+  outputs: readonly Output[];
+  notes: readonly Note[];
+}
+
+const NO_OUTPUTS: readonly Output[] = Object.freeze([]) as readonly Output[];
+const NO_NOTES: readonly Note[] = Object.freeze([]) as readonly Note[];
+
+/**
+ * The ~94 % case as one short step: the next seq of an open, known session, a turn that
+ * continues the last one and carries no pin. Exactly what steps 1–3 do for it (nothing to
+ * audit, no note), without the general path's collector; false, and nothing changed, for
+ * any other turn.
+ */
+function appendedInOrder(s: SessionState, e: TurnAppended): boolean {
+  if (
+    s.unit === null ||
+    s.closedAt !== null ||
+    e.seq !== s.lastSeq + 1 ||
+    e.pins.length !== 0 ||
+    !continuesLastTurn(s, e)
+  ) {
+    return false;
+  }
+  rememberEventId(s, e.seq, hash53(e.eventId));
+  s.lastSeq = e.seq;
+  s.epoch++;
+  advanceTurn(s, e);
+  return true;
+}
+
+/** Which conflicting events are still applied: their effect does not depend on order (step 1). */
+function survivesConflict(e: EngineInput): boolean {
+  return (
+    e.type === 'CompactionRequested' ||
+    e.type === 'MalformedRequest' ||
+    e.type === 'SpillCompleted' ||
+    e.type === 'LossAcknowledged'
+  );
+}
+
+function stampsFor(e: EngineInput, decidedAt: number, options: EngineOptions) {
+  return { sessionId: e.sessionId, decidedAt, engineVersion: options.engineVersion };
+}
+
+function isRequest(e: EngineInput): boolean {
+  return e.type === 'CompactionRequested' || e.type === 'MalformedRequest';
+}
+
+function requestIdOf(e: EngineInput): string | null {
+  return 'requestId' in e ? e.requestId : null;
+}
+
+/**
+ * The same step on a state the caller owns: it is changed in place and returned (or replaced by
+ * a fresh one when the SessionClosed grace period has passed). Same outputs as `evolve`.
+ */
+export function evolveInPlace(
+  owned: SessionState | undefined,
+  e: EngineInput,
+  decidedAt: number,
+  options: EngineOptions,
+): StepResult {
+  if (owned !== undefined && e.type === 'TurnAppended' && appendedInOrder(owned, e)) {
+    return { state: owned, outputs: NO_OUTPUTS, notes: NO_NOTES };
+  }
+  const dropped =
+    owned !== undefined &&
+    owned.closedAt !== null &&
+    e.occurredAt !== null &&
+    e.occurredAt - owned.closedAt > options.graceMs;
+  const s = owned === undefined || dropped ? emptyState() : owned;
+
+  const out = new Collector(e.sessionId, e.seq, e.occurredAt ?? decidedAt, requestIdOf(e));
+  if (dropped) out.note('state-dropped');
+
+  // Only the out-of-band types admit a null seq (every other type's seq is a number).
+  const seq = e.seq;
+  const admission =
+    seq === null ? admitOutOfBand(s, e as OutOfBandEvent) : admitInBand(s, e, seq, out);
+  if (admission === 'duplicate') return { state: s, outputs: [], notes: ['duplicate'] };
+  if (admission === 'apply') applyEvent(s, e, stampsFor(e, decidedAt, options), out);
+  return { state: s, outputs: out.outputs(), notes: out.notes };
+}
+
+type Admission = 'apply' | 'duplicate' | 'not-applied';
+
+/** Contract §3: only these three may come out of band (`seq` null). */
+type OutOfBandEvent = SpillCompleted | SpillFailed | LossAcknowledged;
+
+/**
+ * Step 0: a redelivery (its eventId among the last 8 out-of-band ones) is ignored; otherwise
+ * the event is accepted without touching the sequence (steps 1 and 2 are skipped: no last seq,
+ * no remembered seq eventIds, never a gap) and counts as accepted for stored verdicts.
+ */
+function admitOutOfBand(s: SessionState, e: OutOfBandEvent): Admission {
+  const idHash = hash53(e.eventId);
+  if (isOutOfBandRedelivery(s, idHash)) return 'duplicate';
+  rememberOutOfBandId(s, idHash);
+  s.epoch++;
+  return 'apply';
+}
+
+/** Steps 1 and 2: redelivery, conflict (fail closed), gap; then whether step 3 applies. */
+function admitInBand(s: SessionState, e: EngineInput, seq: number, out: Collector): Admission {
+  const idHash = e.type === 'MalformedRequest' ? null : hash53(e.eventId);
+  const seqClass = classifySeq(s, seq, idHash);
+  if (seqClass === 'duplicate') return 'duplicate';
+  if (seqClass === 'conflict') {
+    out.note('conflict');
+    out.audit(
+      'SEQ_CONFLICT',
+      `seq ${seq} is at or below the last seq ${s.lastSeq} and is not a redelivery of the event remembered there: its place in the order is unknown`,
+      null,
+      [],
+    );
+  }
+  if (seqClass === 'conflict' || seqClass === 'gap') {
+    out.note('gap');
+    raiseGapHead(s, s.policy ? namedPosition(e, s.policy.floor.unit) : 0);
+  }
+  if (seqClass !== 'conflict' && idHash !== null) rememberEventId(s, seq, idHash);
+  s.lastSeq = Math.max(s.lastSeq, seq);
+
+  if (seqClass === 'conflict' && !survivesConflict(e)) return 'not-applied';
+  if (!isRequest(e)) s.epoch++;
+  return 'apply';
+}
+
+/** Step 3. */
+function applyEvent(
+  s: SessionState,
+  e: EngineInput,
+  stamps: ReturnType<typeof stampsFor>,
+  out: Collector,
+): void {
+  switch (e.type) {
+    case 'SessionOpened':
+      applySessionOpened(s, e, out);
+      break;
+    case 'TurnAppended':
+      applyTurnAppended(s, e, out);
+      break;
+    case 'Truncated':
+      applyTruncated(s, e, out);
+      break;
+    case 'CompactionRequested':
+      applyCompactionRequested(s, e, stamps, out);
+      break;
+    case 'MalformedRequest':
+      answerMalformed(e, stamps, out);
+      break;
+    case 'CompactionCommitted':
+      applyCompactionCommitted(s, e, out);
+      break;
+    case 'SpillCompleted':
+      applySpillCompleted(s, e, out);
+      break;
+    case 'SpillFailed':
+      applySpillFailed(s, e, out);
+      break;
+    case 'LossAcknowledged':
+      applyLossAcknowledged(s, e, out);
+      break;
+    case 'SessionClosed':
+      s.closedAt = e.occurredAt;
+      break;
+  }
+}

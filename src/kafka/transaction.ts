@@ -1,0 +1,190 @@
+/**
+ * The commit of one batch: its transactional producer (one per input partition, its
+ * transactionalId derived from group + topic + partition, so that a new owner fences a zombie),
+ * and the transaction that makes the batch's outputs, changelog records and consumer offset
+ * visible together or not at all.
+ *
+ * kafkajs' failures become three typed errors here, where kafkajs raises them, so that the
+ * processor decides by class and never by message text:
+ * - `BeforeTransactionError`: nothing was sent (the batch could not be decoded yet, or no
+ *   transaction could begin): reading the batch again is exact;
+ * - `ProducerFencedError`: the broker refused this producer (a newer one has its
+ *   transactionalId, or its epoch or sequence is no longer valid): a new producer is needed;
+ * - `TransactionOutcomeUnknownError`: the transaction failed once begun: it may or may not
+ *   have committed, so Kafka (changelog, committed offset) is the truth.
+ */
+import {
+  type Kafka,
+  KafkaJSProtocolError,
+  type Message,
+  Partitioners,
+  type Producer,
+} from 'kafkajs';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config';
+import { outputRequests } from './outputChunks';
+
+/**
+ * The kafkajs protocol error types (KafkaJSProtocolError.type) that mean the producer itself is
+ * unusable; kafkajs marks each non-retriable. PRODUCER_FENCED (error code 90) is not in kafkajs
+ * 2.2.4's table (brokers answer its older requests with INVALID_PRODUCER_EPOCH); it is listed
+ * for a kafkajs that knows it.
+ */
+export const FENCING_ERROR_TYPES: ReadonlySet<string> = new Set([
+  'INVALID_PRODUCER_EPOCH',
+  'PRODUCER_FENCED',
+  'TRANSACTION_COORDINATOR_FENCED',
+  'INVALID_PRODUCER_ID_MAPPING',
+  'INVALID_TXN_STATE',
+  'UNKNOWN_PRODUCER_ID',
+  'OUT_OF_ORDER_SEQUENCE_NUMBER',
+  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+]);
+
+/**
+ * The KafkaJSProtocolError type of a fencing failure, or null. kafkajs' retrier wraps a
+ * non-retriable protocol error (KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded) with
+ * the original as `cause`: the whole cause chain is looked at.
+ */
+export function fencingErrorType(e: unknown): string | null {
+  const seen = new Set<unknown>();
+  for (let x = e; x !== null && typeof x === 'object' && !seen.has(x);) {
+    seen.add(x);
+    if (x instanceof KafkaJSProtocolError && FENCING_ERROR_TYPES.has(x.type)) return x.type;
+    x = (x as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
+/** A failure before the batch's transaction began (e.g. the registry is unreachable). */
+export class BeforeTransactionError extends Error {
+  readonly code = 'BEFORE_TRANSACTION';
+
+  constructor(override readonly cause: unknown) {
+    super(`before the transaction: ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = 'BeforeTransactionError';
+  }
+}
+
+/** The broker fenced this producer (`type`: the kafkajs protocol error type). */
+export class ProducerFencedError extends Error {
+  readonly code = 'PRODUCER_FENCED';
+
+  constructor(
+    readonly type: string,
+    override readonly cause: unknown,
+  ) {
+    super(`producer fenced (${type}): ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = 'ProducerFencedError';
+  }
+}
+
+/** The transaction failed after it began: whether it committed is not known here. */
+export class TransactionOutcomeUnknownError extends Error {
+  readonly code = 'TRANSACTION_OUTCOME_UNKNOWN';
+
+  constructor(override readonly cause: unknown) {
+    super(`transaction outcome unknown: ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = 'TransactionOutcomeUnknownError';
+  }
+}
+
+/** `e` as the typed error of a failure inside the transaction. */
+function duringTransaction(e: unknown): ProducerFencedError | TransactionOutcomeUnknownError {
+  const type = fencingErrorType(e);
+  return type !== null ? new ProducerFencedError(type, e) : new TransactionOutcomeUnknownError(e);
+}
+
+export function transactionalId(c: Config, partition: number): string {
+  return `${c.groupId}-${c.inputTopic}-${partition}`;
+}
+
+export function newTransactionalProducer(
+  kafka: Kafka,
+  config: Config,
+  partition: number,
+  log: Logger,
+): Producer {
+  const producer = kafka.producer({
+    transactionalId: transactionalId(config, partition),
+    idempotent: true,
+    maxInFlightRequests: 1,
+    transactionTimeout: config.transactionTimeoutMs,
+    allowAutoTopicCreation: false,
+    // The partitioner kafkajs uses anyway, named so that it does not warn about its v2 change.
+    createPartitioner: Partitioners.DefaultPartitioner,
+    // kafkajs' default for an idempotent producer is unlimited retries; the client's 200 ms
+    // first delay would hold every transaction begun before the previous one's markers are
+    // written (CONCURRENT_TRANSACTIONS, KAFKA-5477) for ~200 ms.
+    retry: {
+      retries: Number.MAX_SAFE_INTEGER,
+      initialRetryTime: config.transactionRetryMs,
+    },
+  });
+  if (log.isLevelEnabled('trace')) {
+    // Every request of the transaction protocol with its duration (retries show as repeats).
+    producer.on(producer.events.REQUEST, ({ payload }) =>
+      log.trace({ partition, api: payload.apiName, ms: payload.duration }, 'producer request'),
+    );
+  }
+  return producer;
+}
+
+/** What one batch commits: its records by topic and the input position after it. */
+export interface BatchCommit {
+  sends: ReadonlyMap<string, Message[]>;
+  consumerGroupId: string;
+  topic: string;
+  partition: number;
+  /** The offset after the batch's last record. */
+  nextOffset: string;
+}
+
+/** Where a committed transaction's time went (ms, from `performance.now()`). */
+export interface CommitTimes {
+  begun: number;
+  sent: number;
+  offsetsSent: number;
+  committed: number;
+}
+
+/**
+ * One transaction: the records, the consumer offset, the commit. Throws
+ * BeforeTransactionError or ProducerFencedError when none began; ProducerFencedError or
+ * TransactionOutcomeUnknownError after it began (the transaction is aborted first, best effort,
+ * and `onAborted` called).
+ */
+export async function commitBatch(
+  producer: Producer,
+  c: BatchCommit,
+  onAborted?: () => void,
+): Promise<CommitTimes> {
+  const begun = performance.now();
+  const txn = await producer.transaction().catch((e: unknown) => {
+    const type = fencingErrorType(e);
+    throw type !== null ? new ProducerFencedError(type, e) : new BeforeTransactionError(e);
+  });
+  let sent = begun;
+  let offsetsSent = begun;
+  try {
+    // Usually one request; more when the outputs would exceed the broker's record batch
+    // limit together. Dead letters too: they are copies of input records plus headers, so
+    // those of a fetched batch near its size limit exceed message.max.bytes together
+    // (MESSAGE_TOO_LARGE on every retry: the partition would be stuck for good).
+    for (const topicMessages of outputRequests([...c.sends])) {
+      await txn.sendBatch({ acks: -1, topicMessages });
+    }
+    sent = performance.now();
+    await txn.sendOffsets({
+      consumerGroupId: c.consumerGroupId,
+      topics: [{ topic: c.topic, partitions: [{ partition: c.partition, offset: c.nextOffset }] }],
+    });
+    offsetsSent = performance.now();
+    await txn.commit();
+  } catch (e) {
+    await txn.abort().catch(() => undefined);
+    onAborted?.();
+    throw duringTransaction(e);
+  }
+  return { begun, sent, offsetsSent, committed: performance.now() };
+}

@@ -1,0 +1,197 @@
+/**
+ * A batch's plan without Kafka (src/kafka/batchStep.ts): decode → engine → outputs, dead letters
+ * and changelog records. The plan publishes what folding the engine over the same events
+ * publishes, writes one changelog record per touched session (its state after the batch), and
+ * never changes the committed states it reads.
+ */
+import type { Message } from 'kafkajs';
+import { Fleet, engineOptions } from '../../src/engine';
+import type { ContextEvent } from '../../src/engine/events';
+import { serializeState } from '../../src/engine/serialize';
+import {
+  BatchPlanner,
+  decodeForBatch,
+  type BatchPlan,
+  type OutputEncoder,
+  type StepConfig,
+  type StepContext,
+} from '../../src/kafka/batchStep';
+import type { DecodedRecord, RawRecord } from '../../src/kafka/records';
+import { SessionStates } from '../../src/kafka/sessionStates';
+import { BeforeTransactionError } from '../../src/kafka/transaction';
+import { RegistryUnavailableError, type RegistryCodec } from '../../src/registry/codec';
+import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
+import { haltThenAcknowledgeExample, seedIncidentExample } from '../support/examples';
+
+const CONFIG: StepConfig = {
+  inputFormat: 'json',
+  verdictTopic: 'verdicts',
+  spillTopic: 'spills',
+  auditTopic: 'audits',
+  dlqTopic: 'dlq',
+  changelogTopic: 'changelog',
+};
+
+/** The outputs' Avro bodies, as the registry codec writes them after its 5-byte header. */
+const ENCODER: OutputEncoder = {
+  encodeVerdict: (v) => verdictType.toBuffer(v),
+  encodeSpillRequest: (r) => spillRequestType.toBuffer(r),
+  encodeAudit: (a) => auditRecordType.toBuffer(a),
+};
+
+const DECIDED_AT = 1_767_300_000_000;
+const options = engineOptions();
+
+const record = (e: ContextEvent, offset: number): RawRecord => ({
+  key: Buffer.from(e.sessionId),
+  value: Buffer.from(JSON.stringify(e)),
+  offset: String(offset),
+});
+
+/** Every record decoded, in order, as the processor decodes them. */
+async function decodeBatch(
+  messages: readonly RawRecord[],
+  format: StepConfig['inputFormat'],
+  codec: RegistryCodec,
+): Promise<DecodedRecord[]> {
+  const out: DecodedRecord[] = [];
+  for (const m of messages) out.push(await decodeForBatch(m, format, codec));
+  return out;
+}
+
+/** The records through a BatchPlanner, in order (decoded[i] is messages[i] decoded). */
+function planBatch(
+  batch: { topic: string; partition: number; messages: readonly RawRecord[] },
+  decoded: readonly DecodedRecord[],
+  ctx: StepContext,
+): BatchPlan {
+  const planner = new BatchPlanner(batch, ctx);
+  batch.messages.forEach((m, i) => planner.add(m, decoded[i]!));
+  return planner.finish();
+}
+
+function context(committed: SessionStates): StepContext {
+  let t = 0;
+  return {
+    config: CONFIG,
+    encoder: ENCODER,
+    engine: options,
+    committed,
+    clock: () => DECIDED_AT,
+    timer: () => (t += 0.5),
+  };
+}
+
+/** Two sessions, the first half of each already committed, the rest in one batch. */
+function fixture() {
+  const a = seedIncidentExample();
+  const b = haltThenAcknowledgeExample();
+  const ha = Math.floor(a.length / 2);
+  const hb = Math.floor(b.length / 2);
+  const fleet = new Fleet(options);
+  const committed = new SessionStates();
+  for (const e of [...a.slice(0, ha), ...b.slice(0, hb)]) fleet.process(e, DECIDED_AT);
+  for (const [id, s] of fleet.entries()) committed.set(id, s);
+  // Interleaved, each session's order kept.
+  const rest: ContextEvent[] = [];
+  const ra = a.slice(ha);
+  const rb = b.slice(hb);
+  for (let i = 0; i < Math.max(ra.length, rb.length); i++) {
+    if (i < ra.length) rest.push(ra[i]!);
+    if (i < rb.length) rest.push(rb[i]!);
+  }
+  return { fleet, committed, rest, sessions: [a[0]!.sessionId, b[0]!.sessionId] };
+}
+
+const values = (sends: Map<string, Message[]>, topic: string) =>
+  (sends.get(topic) ?? []).map((m) => m.value as Buffer);
+
+describe('planBatch', () => {
+  it('publishes what folding the engine publishes, with a dead letter in place, and one changelog record per session', async () => {
+    const { fleet, committed, rest, sessions } = fixture();
+    const before = sessions.map((id) => serializeState(committed.peek(id)!));
+    const records = rest.map((e, i) => record(e, 100 + i));
+    // A record whose key is not its sessionId: a dead letter, not an engine step.
+    const misrouted = { ...record(rest[0]!, 99), key: Buffer.from('elsewhere') };
+    records.splice(3, 0, misrouted);
+    const decoded = await decodeBatch(records, 'json', {} as RegistryCodec);
+    const plan = planBatch(
+      { topic: 'in', partition: 4, messages: records },
+      decoded,
+      context(committed),
+    );
+
+    const expected = rest.flatMap((e) => fleet.process(e, DECIDED_AT).outputs);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(plan.delivered).toEqual(expected);
+    const ofKind = (k: string) => expected.filter((o) => o.record === k).map((o) => o.value);
+    expect(values(plan.sends, 'verdicts').map((v) => verdictType.fromBuffer(v))).toEqual(
+      ofKind('verdict'),
+    );
+    expect(values(plan.sends, 'spills').map((v) => spillRequestType.fromBuffer(v))).toEqual(
+      ofKind('spill-request'),
+    );
+    expect(values(plan.sends, 'audits').map((v) => auditRecordType.fromBuffer(v))).toEqual(
+      ofKind('audit'),
+    );
+
+    const dlq = plan.sends.get('dlq')!;
+    expect(dlq).toHaveLength(1);
+    expect(dlq[0]!.value).toEqual(misrouted.value);
+    expect(dlq[0]!.headers).toMatchObject({
+      'cg.error.code': 'KEY_MISMATCH',
+      'cg.source.topic': 'in',
+      'cg.source.partition': '4',
+      'cg.source.offset': '99',
+    });
+    expect(plan.deadLetters).toEqual([
+      { code: 'KEY_MISMATCH', offset: '99', message: expect.stringContaining('elsewhere') },
+    ]);
+
+    const changelog = plan.sends.get('changelog')!;
+    expect(changelog.map((m) => m.key)).toEqual(sessions);
+    for (const m of changelog) {
+      expect(m.partition).toBe(4);
+      expect(m.value).toEqual(serializeState(fleet.get(m.key as string)!));
+    }
+    expect(plan.steps).toBe(rest.length);
+    expect(plan.engineMs).toBe(rest.length * 0.5);
+    expect([...plan.tally.byType.values()].reduce((n, x) => n + x, 0)).toBe(rest.length);
+    expect(plan.records).toBe([...plan.sends.values()].reduce((n, l) => n + l.length, 0));
+    // The committed states are read, never changed: a failed transaction leaves them intact.
+    expect(sessions.map((id) => serializeState(committed.peek(id)!))).toEqual(before);
+  });
+
+  it('writes a tombstone for a session the sweep frees, and none for an untouched one', async () => {
+    const { committed, rest, sessions } = fixture();
+    const first = rest.filter((e) => e.sessionId === sessions[0]).slice(0, 1);
+    const records = first.map((e, i) => record(e, i));
+    const decoded = await decodeBatch(records, 'json', {} as RegistryCodec);
+    const plan = planBatch({ topic: 'in', partition: 1, messages: records }, decoded, {
+      ...context(committed),
+      sweep: (overlay) => overlay.set('closed-long-ago', null),
+    });
+    const changelog = plan.sends.get('changelog')!;
+    expect(changelog.map((m) => [m.key, m.value === null])).toEqual([
+      [sessions[0], false],
+      ['closed-long-ago', true],
+    ]);
+    expect(plan.overlay.get('closed-long-ago')).toBeNull();
+  });
+});
+
+describe('decodeForBatch', () => {
+  it('a registry that cannot be reached fails the batch before its transaction', async () => {
+    const e = seedIncidentExample()[0]!;
+    const avro: RawRecord = {
+      key: Buffer.from(e.sessionId),
+      value: Buffer.from([0, 0, 0, 0, 7, 1]),
+      offset: '5',
+    };
+    const down = new RegistryUnavailableError('registry down');
+    const codec = { decodeEvent: () => Promise.reject(down) } as unknown as RegistryCodec;
+    const failure = await decodeBatch([record(e, 4), avro], 'auto', codec).catch((x: unknown) => x);
+    expect(failure).toBeInstanceOf(BeforeTransactionError);
+    expect((failure as BeforeTransactionError).cause).toBe(down);
+  });
+});

@@ -1,0 +1,72 @@
+/**
+ * Fencing is recognised by kafkajs' error types, not by message text (src/kafka/transaction.ts):
+ * a KafkaJSProtocolError of a fencing type, bare or wrapped as kafkajs' retrier wraps it, is a
+ * fencing error; other protocol errors, and messages that merely mention fencing, are not.
+ */
+import {
+  KafkaJSError,
+  KafkaJSNonRetriableError,
+  KafkaJSNumberOfRetriesExceeded,
+  KafkaJSProtocolError,
+} from 'kafkajs';
+import { FENCING_ERROR_TYPES, fencingErrorType } from '../../src/kafka/transaction';
+
+/** A protocol error as kafkajs builds it from a broker's error code (src/protocol/error.js). */
+function protocolError(type: string, code: number, retriable = false): KafkaJSProtocolError {
+  return new KafkaJSProtocolError({
+    type,
+    code,
+    retriable,
+    message: `${type} from the broker`,
+  } as never);
+}
+
+describe('fencingErrorType', () => {
+  it.each([...FENCING_ERROR_TYPES])('recognises a bare KafkaJSProtocolError %s', (type) => {
+    expect(fencingErrorType(protocolError(type, 47))).toBe(type);
+  });
+
+  it('recognises a fencing error wrapped by the retrier (non-retriable, retries exceeded)', () => {
+    const epoch = protocolError('INVALID_PRODUCER_EPOCH', 47);
+    // As kafkajs' retrier does (src/retry/index.js); its typings omit the second argument.
+    const NonRetriable = KafkaJSNonRetriableError as unknown as new (
+      e: Error,
+      o: { cause: Error },
+    ) => KafkaJSNonRetriableError;
+    const wrapped = new NonRetriable(epoch, { cause: epoch });
+    expect(fencingErrorType(wrapped)).toBe('INVALID_PRODUCER_EPOCH');
+    const unknown = protocolError('UNKNOWN_PRODUCER_ID', 59);
+    const exceeded = new KafkaJSNumberOfRetriesExceeded(unknown, {
+      retryCount: 5,
+      retryTime: 100,
+    } as never);
+    expect(fencingErrorType(exceeded)).toBe('UNKNOWN_PRODUCER_ID');
+  });
+
+  it('does not take other protocol errors for fencing', () => {
+    for (const [type, code] of [
+      ['CONCURRENT_TRANSACTIONS', 51],
+      ['NOT_LEADER_FOR_PARTITION', 6],
+      ['REQUEST_TIMED_OUT', 7],
+      ['KAFKAJS_UNKNOWN_ERROR_CODE', -99],
+    ] as const) {
+      expect([type, fencingErrorType(protocolError(type, code, true))]).toEqual([type, null]);
+    }
+  });
+
+  it('does not go by message text: a plain error that says FENCED is not fencing', () => {
+    expect(fencingErrorType(new Error('PRODUCER_FENCED: INVALID_PRODUCER_EPOCH'))).toBeNull();
+    expect(
+      fencingErrorType(new KafkaJSError('Producer attempted an operation with an old epoch')),
+    ).toBeNull();
+    expect(fencingErrorType(undefined)).toBeNull();
+    expect(fencingErrorType('INVALID_PRODUCER_EPOCH')).toBeNull();
+  });
+
+  it('stops on a cause cycle', () => {
+    const a = new Error('a') as Error & { cause?: unknown };
+    const b = new Error('b', { cause: a });
+    a.cause = b;
+    expect(fencingErrorType(a)).toBeNull();
+  });
+});

@@ -51,6 +51,12 @@ export const ERROR_CODES = {
   GUARD_SEND_FAILED: { retriable: false, exitCode: null, toolExitCode: null },
   /** Client library: a spill handle whose content does not match its sha256, or unreadable. */
   SPILL_INTEGRITY: { retriable: false, exitCode: null, toolExitCode: null },
+  /** Processor: a batch failed before its transaction began (nothing sent): the batch is retried. */
+  BEFORE_TRANSACTION: { retriable: true, exitCode: null, toolExitCode: null },
+  /** Processor: the broker fenced the partition's producer: the partition is resynchronised. */
+  PRODUCER_FENCED: { retriable: false, exitCode: null, toolExitCode: null },
+  /** Processor: a transaction failed after it began (committed or not is unknown): resync. */
+  TRANSACTION_OUTCOME_UNKNOWN: { retriable: false, exitCode: null, toolExitCode: null },
 } as const satisfies Record<
   string,
   { retriable: boolean; exitCode: number | null; toolExitCode: 2 | 3 | null }

@@ -23,6 +23,7 @@ import {
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { outputRequests } from './outputChunks';
+import { OperationalError } from '../errors';
 
 /**
  * The kafkajs protocol error types (KafkaJSProtocolError.type) that mean the producer itself is
@@ -57,37 +58,41 @@ export function fencingErrorType(e: unknown): string | null {
 }
 
 /** A failure before the batch's transaction began (e.g. the registry is unreachable). */
-export class BeforeTransactionError extends Error {
-  readonly code = 'BEFORE_TRANSACTION';
+export class BeforeTransactionError extends OperationalError {
+  override readonly code = 'BEFORE_TRANSACTION';
 
   constructor(override readonly cause: unknown) {
-    super(`before the transaction: ${(cause as Error)?.message ?? String(cause)}`);
+    super('BEFORE_TRANSACTION', `before the transaction: ${messageOf(cause)}`, { cause });
     this.name = 'BeforeTransactionError';
   }
 }
 
 /** The broker fenced this producer (`type`: the kafkajs protocol error type). */
-export class ProducerFencedError extends Error {
-  readonly code = 'PRODUCER_FENCED';
+export class ProducerFencedError extends OperationalError {
+  override readonly code = 'PRODUCER_FENCED';
 
   constructor(
     readonly type: string,
     override readonly cause: unknown,
   ) {
-    super(`producer fenced (${type}): ${(cause as Error)?.message ?? String(cause)}`);
+    super('PRODUCER_FENCED', `producer fenced (${type}): ${messageOf(cause)}`, { cause });
     this.name = 'ProducerFencedError';
   }
 }
 
 /** The transaction failed after it began: whether it committed is not known here. */
-export class TransactionOutcomeUnknownError extends Error {
-  readonly code = 'TRANSACTION_OUTCOME_UNKNOWN';
+export class TransactionOutcomeUnknownError extends OperationalError {
+  override readonly code = 'TRANSACTION_OUTCOME_UNKNOWN';
 
   constructor(override readonly cause: unknown) {
-    super(`transaction outcome unknown: ${(cause as Error)?.message ?? String(cause)}`);
+    super('TRANSACTION_OUTCOME_UNKNOWN', `transaction outcome unknown: ${messageOf(cause)}`, {
+      cause,
+    });
     this.name = 'TransactionOutcomeUnknownError';
   }
 }
+
+const messageOf = (cause: unknown) => (cause as Error)?.message ?? String(cause);
 
 /** `e` as the typed error of a failure inside the transaction. */
 function duringTransaction(e: unknown): ProducerFencedError | TransactionOutcomeUnknownError {

@@ -139,7 +139,7 @@ export function buildDashboard(): Dashboard {
   return new DashboardBuilder('compaction-guard')
     .uid(DASHBOARD_UID)
     .description(
-      'Verdicts, refusals, halts and the health of the compaction-guard stream processor (DESIGN §5–§6).',
+      'Verdicts, refusals, halts and the health of the compaction-guard stream processor (contract §5–§6).',
     )
     .tags(['compaction-guard', 'kafka', 'generated'])
     .editable()
@@ -164,7 +164,7 @@ export function buildDashboard(): Dashboard {
     .withPanel(
       ts({
         title: 'Refusal reasons',
-        description: 'Rules that fired in REFUSE verdicts per second, by rule code (DESIGN §5).',
+        description: 'Rules that fired in REFUSE verdicts per second, by rule code (contract §5).',
         unit: 'ops',
         stacked: true,
         queries: [q(rate(`${M}refusal_reasons_total`, ['code']), '{{code}}')],
@@ -223,7 +223,7 @@ export function buildDashboard(): Dashboard {
       ts({
         title: 'Duplicates and gaps',
         description:
-          'Redelivered events ignored (DESIGN §4 step 1), and events that revealed a gap (lost or conflicting events: later requests of those sessions are refused EVENT_GAP).',
+          'Redelivered events ignored (contract §4 step 1), and events that revealed a gap (lost or conflicting events: later requests of those sessions are refused EVENT_GAP).',
         unit: 'ops',
         queries: [
           q(rate(`${M}duplicate_events_total`), 'duplicates'),

@@ -55,7 +55,7 @@ export class OwnedFleet {
     const owned = this.states[slot]!;
     this.arena.flush(slot, owned);
     const result = evolveInPlace(owned, input, decidedAt, this.options);
-    // A closed session past its grace period comes back as a fresh state (DESIGN §4).
+    // A closed session past its grace period comes back as a fresh state (contract §4).
     this.states[slot] = result.state;
     this.arena.load(slot, result.state);
     return result;

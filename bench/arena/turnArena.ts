@@ -133,8 +133,8 @@ export class TurnArena {
 
   /**
    * An in-order, continuous turn of an open known session on a hot slot (the case of
-   * `appendedInOrder` in evolve.ts, pinned or not). Steps 1–2 of DESIGN §4 accept it as `next`
-   * and remember its eventId; the turn moves the heads and the last turn (DESIGN §4,
+   * `appendedInOrder` in evolve.ts, pinned or not). Steps 1–2 of contract §4 accept it as `next`
+   * and remember its eventId; the turn moves the heads and the last turn (contract §4,
    * TurnAppended); nothing is published. The pins are the state's: for a pinned turn the
    * caller adds its span (`pinTurn`). Returns false, changing nothing, for any other turn or a
    * cold slot: the caller flushes and takes the general path.

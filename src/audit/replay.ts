@@ -1,5 +1,5 @@
 /**
- * The offline form (DESIGN §7): JSON lines through the same engine, in file order. Pure per
+ * The offline form (contract §7): JSON lines through the same engine, in file order. Pure per
  * line: a line in, the records it produces out. `decidedAt` is the request's occurredAt, so a
  * replay is byte-identical (a malformed request whose occurredAt did not decode: 0).
  */
@@ -49,7 +49,7 @@ export class SessionsInPlace implements ReplayFleet {
   process(input: EngineInput, decidedAt: number): { readonly outputs: readonly Output[] } {
     const prev = this.states.get(input.sessionId);
     const result = evolveInPlace(prev, input, decidedAt, this.options);
-    // A closed session past its grace period comes back as a fresh state (DESIGN §4).
+    // A closed session past its grace period comes back as a fresh state (contract §4).
     if (result.state !== prev) this.states.set(input.sessionId, result.state);
     return result;
   }
@@ -101,7 +101,7 @@ export class Replay {
       line: text(),
     };
     if (!decoded.request) return [dead];
-    // A malformed request that can be identified is answered too (DESIGN §3).
+    // A malformed request that can be identified is answered too (contract §3).
     const { outputs } = this.fleet.process(decoded.request, offlineDecidedAt(decoded.request));
     return [dead, ...flatten(outputs)];
   }

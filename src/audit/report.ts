@@ -1,4 +1,4 @@
-/** The readable report of `audit` without `--json` (DESIGN §7). */
+/** The readable report of `audit` without `--json` (contract §7). */
 import type { AuditLineRecord } from './replay';
 import { printable } from '../cli/printable';
 

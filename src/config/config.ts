@@ -107,7 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Source = {}): Config {
   return c as Config;
 }
 
-/** The settings that name the topics of DESIGN §6. */
+/** The settings that name the topics of contract §6. */
 export const TOPIC_KEYS = [
   'inputTopic',
   'verdictTopic',

@@ -198,7 +198,7 @@ export const SETTINGS = {
   graceMs: setting({
     env: 'CG_GRACE_MS',
     default: DEFAULT_GRACE_MS,
-    help: 'SessionClosed grace period, event time (DESIGN §4)',
+    help: 'SessionClosed grace period, event time (contract §4)',
     parse: integer(0),
   }),
   sweepDelayMs: setting({

@@ -1,5 +1,5 @@
 /**
- * Step 3 of DESIGN §4 for every event but the two compaction events (see `compaction.ts`).
+ * Step 3 of contract §4 for every event but the two compaction events (see `compaction.ts`).
  * Each handler changes `s`, a copy the caller owns, by assigning new immutable values.
  */
 import type {
@@ -43,7 +43,7 @@ export function applySessionOpened(s: SessionState, e: SessionOpened, out: Colle
   const p = e.policy;
   s.policy = p;
   s.unit = p.floor.unit;
-  // P, A1 and X of an unknown session serve only UNKNOWN_SESSION decisions (DESIGN §4).
+  // P, A1 and X of an unknown session serve only UNKNOWN_SESSION decisions (contract §4).
   s.spilled = NO_SETS;
   s.ackOnce = NO_SETS;
   s.unspillable = NO_SETS;
@@ -106,7 +106,7 @@ export function applyTurnAppended(s: SessionState, e: TurnAppended, out: Collect
   advanceTurn(s, e);
 }
 
-/** A pinned turn's span joins the pins (DESIGN §4, TurnAppended). */
+/** A pinned turn's span joins the pins (contract §4, TurnAppended). */
 export function pinTurn(s: SessionState, e: TurnAppended, unit: Unit): void {
   const span = turnSpan(e, unit);
   s.pins = union(s.pins, range(span.start, span.end));

@@ -1,4 +1,4 @@
-/** Collects one input event's outputs in DESIGN §6 order: audit records, verdict, spill request. */
+/** Collects one input event's outputs in contract §6 order: audit records, verdict, spill request. */
 import type { Unit } from './events';
 import {
   AUDIT_KIND_OF,
@@ -14,7 +14,7 @@ export type Output =
   | { record: 'verdict'; value: Verdict }
   | { record: 'spill-request'; value: SpillRequest };
 
-/** What the engine noticed that is counted in metrics, not audited (DESIGN §6). */
+/** What the engine noticed that is counted in metrics, not audited (contract §6). */
 export type Note =
   'duplicate' | 'ignored' | 'gap' | 'conflict' | 'state-dropped' | 'stored-verdict';
 

@@ -1,5 +1,5 @@
 /**
- * Step 3 of DESIGN §4 for CompactionRequested (decide, with the verdict store of §5
+ * Step 3 of contract §4 for CompactionRequested (decide, with the verdict store of §5
  * "Repeated requestId") and CompactionCommitted (audit the commit, then follow it).
  */
 import type { CompactionCommitted, CompactionRequested, MalformedRequest } from './events';
@@ -100,7 +100,7 @@ export function applyCompactionRequested(
   }
 }
 
-/** DESIGN §3: answered (REFUSE, INVALID_REQUEST, HALT), not stored; its eventId is not remembered. */
+/** contract §3: answered (REFUSE, INVALID_REQUEST, HALT), not stored; its eventId is not remembered. */
 export function answerMalformed(r: MalformedRequest, stamps: DecisionStamps, out: Collector): void {
   out.verdict = refuseMalformed(r, stamps);
 }

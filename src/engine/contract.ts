@@ -3,15 +3,15 @@
 // These are the types of decoded values: fields with a default are always present.
 // The engine re-exports them (events.ts, outputs.ts): no type of the contract is written twice.
 
-/** A session starts and declares its policy (DESIGN §3, §4: a second one is ignored). */
+/** A session starts and declares its policy (contract §3, §4: a second one is ignored). */
 export interface SessionOpened {
-  /** The event type's name; always "SessionOpened" in this record (the union branch and this field agree, DESIGN §3). */
+  /** The event type's name; always "SessionOpened" in this record (the union branch and this field agree, contract §3). */
   type: 'SessionOpened';
-  /** The session this event belongs to; also the Kafka message key (DESIGN §3). */
+  /** The session this event belongs to; also the Kafka message key (contract §3). */
   sessionId: string;
-  /** Per-session sequence number: 0 for SessionOpened, then +1 per event (DESIGN §3). Never negative. */
+  /** Per-session sequence number: 0 for SessionOpened, then +1 per event (contract §3). Never negative. */
   seq: number;
-  /** Unique id of this event; a redelivery repeats it with the same seq (DESIGN §4, step 1). */
+  /** Unique id of this event; a redelivery repeats it with the same seq (contract §4, step 1). */
   eventId: string;
   /** When the event happened, in epoch milliseconds (event time). Never negative. */
   occurredAt: number;
@@ -19,7 +19,7 @@ export interface SessionOpened {
   policy: Policy;
 }
 
-/** What the orchestrator declares about a session (DESIGN §2, §3). Token figures feed advisories and metrics, no rule. */
+/** What the orchestrator declares about a session (contract §2, §3). Token figures feed advisories and metrics, no rule. */
 export interface Policy {
   /** Size of the context window in tokens. */
   windowTokens: number;
@@ -37,7 +37,7 @@ export interface Policy {
   spill: SpillMode;
 }
 
-/** The recovery floor {unit, span f} (DESIGN §2). Its unit U is the unit every check compares ranges in. */
+/** The recovery floor {unit, span f} (contract §2). Its unit U is the unit every check compares ranges in. */
 export interface Floor {
   /** The floor unit U. */
   unit: Unit;
@@ -45,30 +45,30 @@ export interface Floor {
   span: number;
 }
 
-/** A unit positions are counted in (DESIGN §2): turn index, token offset or message offset. */
+/** A unit positions are counted in (contract §2): turn index, token offset or message offset. */
 export type Unit = 'TURNS' | 'TOKENS' | 'MESSAGES';
 /** The symbols of Unit, in schema order. */
 export const UNIT_SYMBOLS: readonly Unit[] = ['TURNS', 'TOKENS', 'MESSAGES'];
 
-/** How much of the evicted content a summary must account for (DESIGN §5). */
+/** How much of the evicted content a summary must account for (contract §5). */
 export type Coverage = 'STRICT' | 'PINNED';
 /** The symbols of Coverage, in schema order. */
 export const COVERAGE_SYMBOLS: readonly Coverage[] = ['STRICT', 'PINNED'];
 
-/** Whether lossless spills are available to heal a refusal (DESIGN §5, Action). */
+/** Whether lossless spills are available to heal a refusal (contract §5, Action). */
 export type SpillMode = 'ENABLED' | 'DISABLED';
 /** The symbols of SpillMode, in schema order. */
 export const SPILL_MODE_SYMBOLS: readonly SpillMode[] = ['ENABLED', 'DISABLED'];
 
-/** A turn entered the context, with its position in all three units (DESIGN §2, §3). Requires the session's policy. */
+/** A turn entered the context, with its position in all three units (contract §2, §3). Requires the session's policy. */
 export interface TurnAppended {
-  /** The event type's name; always "TurnAppended" in this record (the union branch and this field agree, DESIGN §3). */
+  /** The event type's name; always "TurnAppended" in this record (the union branch and this field agree, contract §3). */
   type: 'TurnAppended';
-  /** The session this event belongs to; also the Kafka message key (DESIGN §3). */
+  /** The session this event belongs to; also the Kafka message key (contract §3). */
   sessionId: string;
-  /** Per-session sequence number: 0 for SessionOpened, then +1 per event (DESIGN §3). Never negative. */
+  /** Per-session sequence number: 0 for SessionOpened, then +1 per event (contract §3). Never negative. */
   seq: number;
-  /** Unique id of this event; a redelivery repeats it with the same seq (DESIGN §4, step 1). */
+  /** Unique id of this event; a redelivery repeats it with the same seq (contract §4, step 1). */
   eventId: string;
   /** When the event happened, in epoch milliseconds (event time). Never negative. */
   occurredAt: number;
@@ -80,11 +80,11 @@ export interface TurnAppended {
   messages: Span;
   /** Who produced the turn. */
   role: Role;
-  /** What in this turn a summary must re-assert; a pinned turn joins the pins (DESIGN §4). Default []. */
+  /** What in this turn a summary must re-assert; a pinned turn joins the pins (contract §4). Default []. */
   pins: Pin[];
 }
 
-/** A half-open range [start, end) of positions in one unit (DESIGN §2). end >= start; both never negative. */
+/** A half-open range [start, end) of positions in one unit (contract §2). end >= start; both never negative. */
 export interface Span {
   /** First position in the range (inclusive). */
   start: number;
@@ -108,15 +108,15 @@ export type Pin = 'CONSTRAINT' | 'PLAN' | 'COMMITMENT' | 'OPEN_TOOL_CALL';
 /** The symbols of Pin, in schema order. */
 export const PIN_SYMBOLS: readonly Pin[] = ['CONSTRAINT', 'PLAN', 'COMMITMENT', 'OPEN_TOOL_CALL'];
 
-/** Items left the context (DESIGN §3, §4). */
+/** Items left the context (contract §3, §4). */
 export interface Truncated {
-  /** The event type's name; always "Truncated" in this record (the union branch and this field agree, DESIGN §3). */
+  /** The event type's name; always "Truncated" in this record (the union branch and this field agree, contract §3). */
   type: 'Truncated';
-  /** The session this event belongs to; also the Kafka message key (DESIGN §3). */
+  /** The session this event belongs to; also the Kafka message key (contract §3). */
   sessionId: string;
-  /** Per-session sequence number: 0 for SessionOpened, then +1 per event (DESIGN §3). Never negative. */
+  /** Per-session sequence number: 0 for SessionOpened, then +1 per event (contract §3). Never negative. */
   seq: number;
-  /** Unique id of this event; a redelivery repeats it with the same seq (DESIGN §4, step 1). */
+  /** Unique id of this event; a redelivery repeats it with the same seq (contract §4, step 1). */
   eventId: string;
   /** When the event happened, in epoch milliseconds (event time). Never negative. */
   occurredAt: number;
@@ -128,7 +128,7 @@ export interface Truncated {
   reason: TruncationReason;
 }
 
-/** BUDGET_ENFORCEMENT and MANUAL drop items; SUMMARY_EVICTED drops the summary covering the range (DESIGN §4). */
+/** BUDGET_ENFORCEMENT and MANUAL drop items; SUMMARY_EVICTED drops the summary covering the range (contract §4). */
 export type TruncationReason = 'BUDGET_ENFORCEMENT' | 'MANUAL' | 'SUMMARY_EVICTED';
 /** The symbols of TruncationReason, in schema order. */
 export const TRUNCATION_REASON_SYMBOLS: readonly TruncationReason[] = [
@@ -137,15 +137,15 @@ export const TRUNCATION_REASON_SYMBOLS: readonly TruncationReason[] = [
   'SUMMARY_EVICTED',
 ];
 
-/** The orchestrator asks before it commits a compaction; answered by one verdict (DESIGN §3, §5). */
+/** The orchestrator asks before it commits a compaction; answered by one verdict (contract §3, §5). */
 export interface CompactionRequested {
-  /** The event type's name; always "CompactionRequested" in this record (the union branch and this field agree, DESIGN §3). */
+  /** The event type's name; always "CompactionRequested" in this record (the union branch and this field agree, contract §3). */
   type: 'CompactionRequested';
-  /** The session this event belongs to; also the Kafka message key (DESIGN §3). */
+  /** The session this event belongs to; also the Kafka message key (contract §3). */
   sessionId: string;
-  /** Per-session sequence number: 0 for SessionOpened, then +1 per event (DESIGN §3). Never negative. */
+  /** Per-session sequence number: 0 for SessionOpened, then +1 per event (contract §3). Never negative. */
   seq: number;
-  /** Unique id of this event; a redelivery repeats it with the same seq (DESIGN §4, step 1). */
+  /** Unique id of this event; a redelivery repeats it with the same seq (contract §4, step 1). */
   eventId: string;
   /** When the event happened, in epoch milliseconds (event time). Never negative. */
   occurredAt: number;
@@ -161,15 +161,15 @@ export interface CompactionRequested {
   occupancyTokens: null | number;
 }
 
-/** What the orchestrator actually committed; audited against the approval (DESIGN §4). */
+/** What the orchestrator actually committed; audited against the approval (contract §4). */
 export interface CompactionCommitted {
-  /** The event type's name; always "CompactionCommitted" in this record (the union branch and this field agree, DESIGN §3). */
+  /** The event type's name; always "CompactionCommitted" in this record (the union branch and this field agree, contract §3). */
   type: 'CompactionCommitted';
-  /** The session this event belongs to; also the Kafka message key (DESIGN §3). */
+  /** The session this event belongs to; also the Kafka message key (contract §3). */
   sessionId: string;
-  /** Per-session sequence number: 0 for SessionOpened, then +1 per event (DESIGN §3). Never negative. */
+  /** Per-session sequence number: 0 for SessionOpened, then +1 per event (contract §3). Never negative. */
   seq: number;
-  /** Unique id of this event; a redelivery repeats it with the same seq (DESIGN §4, step 1). */
+  /** Unique id of this event; a redelivery repeats it with the same seq (contract §4, step 1). */
   eventId: string;
   /** When the event happened, in epoch milliseconds (event time). Never negative. */
   occurredAt: number;
@@ -183,15 +183,15 @@ export interface CompactionCommitted {
   tailStart: number;
 }
 
-/** A range was stored losslessly and can be re-read via handle (DESIGN §3, §4). */
+/** A range was stored losslessly and can be re-read via handle (contract §3, §4). */
 export interface SpillCompleted {
-  /** The event type's name; always "SpillCompleted" in this record (the union branch and this field agree, DESIGN §3). */
+  /** The event type's name; always "SpillCompleted" in this record (the union branch and this field agree, contract §3). */
   type: 'SpillCompleted';
-  /** The session this event belongs to; also the Kafka message key (DESIGN §3). */
+  /** The session this event belongs to; also the Kafka message key (contract §3). */
   sessionId: string;
-  /** Per-session sequence number, as for every event (DESIGN §3); or null (or absent) for an out-of-band event, sent by someone who does not own the session's sequence (an operator's tool, a separate spill service): it takes no place in the sequence (DESIGN §4, step 0). Never negative. */
+  /** Per-session sequence number, as for every event (contract §3); or null (or absent) for an out-of-band event, sent by someone who does not own the session's sequence (an operator's tool, a separate spill service): it takes no place in the sequence (contract §4, step 0). Never negative. */
   seq: null | number;
-  /** Unique id of this event; a redelivery repeats it with the same seq (DESIGN §4, step 1). */
+  /** Unique id of this event; a redelivery repeats it with the same seq (contract §4, step 1). */
   eventId: string;
   /** When the event happened, in epoch milliseconds (event time). Never negative. */
   occurredAt: number;
@@ -205,15 +205,15 @@ export interface SpillCompleted {
   range: Span;
 }
 
-/** A spill could not be written (DESIGN §4): later refusals HALT until a spill or an acknowledgement. */
+/** A spill could not be written (contract §4): later refusals HALT until a spill or an acknowledgement. */
 export interface SpillFailed {
-  /** The event type's name; always "SpillFailed" in this record (the union branch and this field agree, DESIGN §3). */
+  /** The event type's name; always "SpillFailed" in this record (the union branch and this field agree, contract §3). */
   type: 'SpillFailed';
-  /** The session this event belongs to; also the Kafka message key (DESIGN §3). */
+  /** The session this event belongs to; also the Kafka message key (contract §3). */
   sessionId: string;
-  /** Per-session sequence number, as for every event (DESIGN §3); or null (or absent) for an out-of-band event, sent by someone who does not own the session's sequence (an operator's tool, a separate spill service): it takes no place in the sequence (DESIGN §4, step 0). Never negative. */
+  /** Per-session sequence number, as for every event (contract §3); or null (or absent) for an out-of-band event, sent by someone who does not own the session's sequence (an operator's tool, a separate spill service): it takes no place in the sequence (contract §4, step 0). Never negative. */
   seq: null | number;
-  /** Unique id of this event; a redelivery repeats it with the same seq (DESIGN §4, step 1). */
+  /** Unique id of this event; a redelivery repeats it with the same seq (contract §4, step 1). */
   eventId: string;
   /** When the event happened, in epoch milliseconds (event time). Never negative. */
   occurredAt: number;
@@ -223,15 +223,15 @@ export interface SpillFailed {
   error: string;
 }
 
-/** An operator accepts that a range may be lost: the way out of a HALT without a spill (DESIGN §4). */
+/** An operator accepts that a range may be lost: the way out of a HALT without a spill (contract §4). */
 export interface LossAcknowledged {
-  /** The event type's name; always "LossAcknowledged" in this record (the union branch and this field agree, DESIGN §3). */
+  /** The event type's name; always "LossAcknowledged" in this record (the union branch and this field agree, contract §3). */
   type: 'LossAcknowledged';
-  /** The session this event belongs to; also the Kafka message key (DESIGN §3). */
+  /** The session this event belongs to; also the Kafka message key (contract §3). */
   sessionId: string;
-  /** Per-session sequence number, as for every event (DESIGN §3); or null (or absent) for an out-of-band event, sent by someone who does not own the session's sequence (an operator's tool, a separate spill service): it takes no place in the sequence (DESIGN §4, step 0). Never negative. */
+  /** Per-session sequence number, as for every event (contract §3); or null (or absent) for an out-of-band event, sent by someone who does not own the session's sequence (an operator's tool, a separate spill service): it takes no place in the sequence (contract §4, step 0). Never negative. */
   seq: null | number;
-  /** Unique id of this event; a redelivery repeats it with the same seq (DESIGN §4, step 1). */
+  /** Unique id of this event; a redelivery repeats it with the same seq (contract §4, step 1). */
   eventId: string;
   /** When the event happened, in epoch milliseconds (event time). Never negative. */
   occurredAt: number;
@@ -245,21 +245,21 @@ export interface LossAcknowledged {
   reason: string;
 }
 
-/** The session ended; its state is dropped after the grace period (DESIGN §4). */
+/** The session ended; its state is dropped after the grace period (contract §4). */
 export interface SessionClosed {
-  /** The event type's name; always "SessionClosed" in this record (the union branch and this field agree, DESIGN §3). */
+  /** The event type's name; always "SessionClosed" in this record (the union branch and this field agree, contract §3). */
   type: 'SessionClosed';
-  /** The session this event belongs to; also the Kafka message key (DESIGN §3). */
+  /** The session this event belongs to; also the Kafka message key (contract §3). */
   sessionId: string;
-  /** Per-session sequence number: 0 for SessionOpened, then +1 per event (DESIGN §3). Never negative. */
+  /** Per-session sequence number: 0 for SessionOpened, then +1 per event (contract §3). Never negative. */
   seq: number;
-  /** Unique id of this event; a redelivery repeats it with the same seq (DESIGN §4, step 1). */
+  /** Unique id of this event; a redelivery repeats it with the same seq (contract §4, step 1). */
   eventId: string;
   /** When the event happened, in epoch milliseconds (event time). Never negative. */
   occurredAt: number;
 }
 
-/** The answer to one CompactionRequested (topic agent.compaction-verdicts, key sessionId; DESIGN §5, §6). */
+/** The answer to one CompactionRequested (topic agent.compaction-verdicts, key sessionId; contract §5, §6). */
 export interface Verdict {
   /** The session asked about. */
   sessionId: string;
@@ -273,7 +273,7 @@ export interface Verdict {
   action: Action;
   /** Every fired rule with its unhealed holes (empty on APPROVE). */
   reasons: Reason[];
-  /** The rules evaluated, in table order, down to where evaluation stopped (DESIGN §5). */
+  /** The rules evaluated, in table order, down to where evaluation stopped (contract §5). */
   rulesChecked: RuleCode[];
   /** Null on APPROVE; on REFUSE a sentence naming every hole and, for HALT, why no spill can help. */
   diagnostic: null | string;
@@ -294,7 +294,7 @@ export type Decision = 'APPROVE' | 'REFUSE';
 /** The symbols of Decision, in schema order. */
 export const DECISION_SYMBOLS: readonly Decision[] = ['APPROVE', 'REFUSE'];
 
-/** Why an approval is safe (DESIGN §5, Basis). */
+/** Why an approval is safe (contract §5, Basis). */
 export type Basis = 'INVARIANT_HOLDS' | 'LOSSLESS_SPILL' | 'LOSS_ACKNOWLEDGED';
 /** The symbols of Basis, in schema order. */
 export const BASIS_SYMBOLS: readonly Basis[] = [
@@ -303,12 +303,12 @@ export const BASIS_SYMBOLS: readonly Basis[] = [
   'LOSS_ACKNOWLEDGED',
 ];
 
-/** What the orchestrator must do (DESIGN §5, Action). */
+/** What the orchestrator must do (contract §5, Action). */
 export type Action = 'NONE' | 'SPILL' | 'HALT';
 /** The symbols of Action, in schema order. */
 export const ACTION_SYMBOLS: readonly Action[] = ['NONE', 'SPILL', 'HALT'];
 
-/** A rule that fired, with its unhealed holes (DESIGN §5). */
+/** A rule that fired, with its unhealed holes (contract §5). */
 export interface Reason {
   /** The rule. */
   code: RuleCode;
@@ -318,7 +318,7 @@ export interface Reason {
   holes: UnitRange[];
 }
 
-/** The decision rules of DESIGN §5, in evaluation order. */
+/** The decision rules of contract §5, in evaluation order. */
 export type RuleCode =
   | 'UNKNOWN_SESSION'
   | 'EVENT_GAP'
@@ -344,7 +344,7 @@ export const RULE_CODE_SYMBOLS: readonly RuleCode[] = [
   'EVICTED_UNCOVERED',
 ];
 
-/** A half-open range [start, end) in a named unit (DESIGN §6). */
+/** A half-open range [start, end) in a named unit (contract §6). */
 export interface UnitRange {
   /** The unit start and end are counted in. */
   unit: Unit;
@@ -354,7 +354,7 @@ export interface UnitRange {
   end: number;
 }
 
-/** A request to write a range losslessly to durable storage (topic agent.spill-requests, key sessionId; DESIGN §5, §6). */
+/** A request to write a range losslessly to durable storage (topic agent.spill-requests, key sessionId; contract §5, §6). */
 export interface SpillRequest {
   /** "<sessionId>:<requestId>:<inputSeq>"; echoed in SpillCompleted / SpillFailed. */
   spillRequestId: string;
@@ -374,7 +374,7 @@ export interface SpillRequest {
   requestedAt: number;
 }
 
-/** An advisory or a violation about a session (topic compaction-guard.audit, key sessionId; DESIGN §4, §6). */
+/** An advisory or a violation about a session (topic compaction-guard.audit, key sessionId; contract §4, §6). */
 export interface AuditRecord {
   /** Advisory or violation. */
   kind: AuditKind;
@@ -384,7 +384,7 @@ export interface AuditRecord {
   sessionId: string;
   /** Readable explanation. */
   message: string;
-  /** The seq of the input event that produced this record; null for an out-of-band event (DESIGN §4, step 0). */
+  /** The seq of the input event that produced this record; null for an out-of-band event (contract §4, step 0). */
   inputSeq: null | number;
   /** The compaction request concerned, if any. */
   requestId: null | string;
@@ -399,7 +399,7 @@ export type AuditKind = 'ADVISORY' | 'VIOLATION';
 /** The symbols of AuditKind, in schema order. */
 export const AUDIT_KIND_SYMBOLS: readonly AuditKind[] = ['ADVISORY', 'VIOLATION'];
 
-/** What was observed (DESIGN §4, §6). */
+/** What was observed (contract §4, §6). */
 export type AuditCode =
   | 'TRIGGER_NOT_BELOW_CEILING'
   | 'UNIT_MISMATCH'

@@ -1,5 +1,5 @@
 /**
- * The decision of DESIGN §5: evaluate the rules top-down, heal holes by spills and
+ * The decision of contract §5: evaluate the rules top-down, heal holes by spills and
  * acknowledgements, then choose basis (APPROVE) or action (REFUSE). Pure: the state is only
  * read, the clock (`decidedAt`) is passed in.
  */
@@ -91,7 +91,7 @@ function record(
   }
 }
 
-/** UNKNOWN_SESSION and INVALID_REQUEST only, in the request's unit (DESIGN §5 table). */
+/** UNKNOWN_SESSION and INVALID_REQUEST only, in the request's unit (contract §5 table). */
 function evaluateUnknown(s: SessionState, r: RequestInput): Evaluation {
   const spilled = inUnit(s.spilled, r.unit);
   const healing: Healing = {
@@ -163,7 +163,7 @@ function basisOf(s: SessionState, r: RequestInput, e: Evaluation): Basis {
   return 'INVARIANT_HOLDS';
 }
 
-/** Why a spill cannot heal this refusal, or null when it can (DESIGN §5, Action). */
+/** Why a spill cannot heal this refusal, or null when it can (contract §5, Action). */
 export function haltCause(s: SessionState, r: RequestInput, e: Evaluation): string | null {
   const spillMode = s.policy ? s.policy.spill : 'ENABLED';
   if (e.fired.some((f) => f.code === 'INVALID_REQUEST')) {
@@ -215,7 +215,7 @@ export interface Decided {
   spillRequest: SpillRequest | null;
 }
 
-/** DESIGN §5: the verdict (and, on REFUSE with SPILL, the spill request) for a request. */
+/** contract §5: the verdict (and, on REFUSE with SPILL, the spill request) for a request. */
 export function decide(s: SessionState, r: RequestInput, stamps: DecisionStamps): Decided {
   const e = evaluate(s, r);
   const unit = e.holeUnit;
@@ -259,7 +259,7 @@ export function decide(s: SessionState, r: RequestInput, stamps: DecisionStamps)
   return { verdict, spillRequest };
 }
 
-/** DESIGN §3: a malformed request that could be identified is answered, never stored. */
+/** contract §3: a malformed request that could be identified is answered, never stored. */
 export function refuseMalformed(
   r: { requestId: string; seq: number; occurredAt: number | null; error: string },
   stamps: DecisionStamps,

@@ -43,7 +43,7 @@ export type EventType = ContextEvent['type'];
 export const EVENT_TYPES: readonly EventType[] = CONTEXT_CHANGE_EVENT_TYPES;
 
 /**
- * DESIGN §3: a malformed CompactionRequested whose sessionId, seq and requestId decode is
+ * contract §3: a malformed CompactionRequested whose sessionId, seq and requestId decode is
  * dead-lettered *and* answered (REFUSE, INVALID_REQUEST, HALT), so no orchestrator waits.
  */
 export interface MalformedRequest {

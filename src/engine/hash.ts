@@ -1,6 +1,6 @@
 /**
  * A 53-bit string hash (two 32-bit multiply-xorshift lanes), so remembered eventIds and
- * stored requestIds cost 8 bytes each instead of the whole string (DESIGN §4: memory stays
+ * stored requestIds cost 8 bytes each instead of the whole string (contract §4: memory stays
  * O(pins + ranges)). A collision needs the same session, a seq within the 32 remembered, and
  * two ids agreeing on 53 bits: about 1 in 10^15 per comparison.
  */

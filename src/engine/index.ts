@@ -1,4 +1,4 @@
-/** The pure decision engine (DESIGN §2–§5): no I/O, no Kafka, deterministic. */
+/** The pure decision engine (contract §2–§5): no I/O, no Kafka, deterministic. */
 export * from './events';
 export * from './outputs';
 export { evolve, type EngineInput, type EngineOptions, type StepResult } from './evolve';

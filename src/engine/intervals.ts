@@ -1,5 +1,5 @@
 /**
- * Sets of half-open integer ranges `[start, end)` (DESIGN §2), as a flat sorted array
+ * Sets of half-open integer ranges `[start, end)` (contract §2), as a flat sorted array
  * `[s0, e0, s1, e1, ...]`: ranges are non-empty, disjoint and non-adjacent (merged), so two
  * equal sets have equal arrays. Values are immutable: every operation returns a new set (or
  * one of its inputs when nothing changes). A flat array keeps state memory O(ranges).

@@ -1,4 +1,4 @@
-/** Readable reasons and diagnostics (DESIGN §6): every hole named, and for HALT why no spill helps. */
+/** Readable reasons and diagnostics (contract §6): every hole named, and for HALT why no spill helps. */
 import type { Unit } from './events';
 import type { Action, RuleCode } from './outputs';
 import { type IntervalSet, format, isEmpty } from './intervals';
@@ -47,7 +47,7 @@ export function diagnosticFor(
   haltCause: string | null,
   want: { unit: Unit; start: number; end: number },
 ): string {
-  // Every fired rule with its own holes: "a readable sentence naming every hole" (DESIGN §6).
+  // Every fired rule with its own holes: "a readable sentence naming every hole" (contract §6).
   const rules = e.fired.map((f) => {
     if (!isEmpty(f.holes)) return `${f.code} at ${where(f.holes, unit)}`;
     if (!isEmpty(f.spillNeed))

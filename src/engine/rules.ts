@@ -1,5 +1,5 @@
 /**
- * The rules of DESIGN §5, one small function each, in table order. A rule returns:
+ * The rules of contract §5, one small function each, in table order. A rule returns:
  * - `null` when it does not apply;
  * - `{ hole }` for a hole rule: it fires iff `hole − (P ∪ A)` is not empty;
  * - `{ healable }` for a rule without a hole: when healable it is healed iff
@@ -112,7 +112,7 @@ export function evictedUncovered(c: RuleContext): RuleResult {
 export const KNOWN_SESSION_RULES: readonly {
   code: RuleCode;
   evaluate: (c: RuleContext) => RuleResult;
-  /** Evaluation stops after this rule when it returns a result (DESIGN §5). */
+  /** Evaluation stops after this rule when it returns a result (contract §5). */
   stopsWhen: (c: RuleContext, r: RuleResult) => boolean;
 }[] = [
   { code: 'EVENT_GAP', evaluate: eventGap, stopsWhen: () => false },
@@ -126,7 +126,7 @@ export const KNOWN_SESSION_RULES: readonly {
   { code: 'EVICTED_UNCOVERED', evaluate: evictedUncovered, stopsWhen: () => false },
 ];
 
-/** Every rule code in table order (DESIGN §5). */
+/** Every rule code in table order (contract §5). */
 export const RULE_CODES: readonly RuleCode[] = [
   'UNKNOWN_SESSION',
   ...KNOWN_SESSION_RULES.map((r) => r.code),

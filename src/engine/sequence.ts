@@ -39,7 +39,7 @@ export function classifySeq(s: SessionState, seq: number, idHash: number | null)
 const RING_SLOTS = 2 * REMEMBERED_EVENT_IDS;
 
 /**
- * Remembers an accepted event's id: the 32 highest seqs are kept (DESIGN §4). Accepted seqs
+ * Remembers an accepted event's id: the 32 highest seqs are kept (contract §4). Accepted seqs
  * only grow, so appending keeps the pairs ascending; once full, the oldest pair is overwritten.
  */
 export function rememberEventId(s: SessionState, seq: number, idHash: number): void {
@@ -56,7 +56,7 @@ export function rememberEventId(s: SessionState, seq: number, idHash: number): v
   s.recentNext = at + 2 === RING_SLOTS ? 0 : at + 2;
 }
 
-/** Forgets every remembered id but this one's (a re-basing acknowledgement, DESIGN §4). */
+/** Forgets every remembered id but this one's (a re-basing acknowledgement, contract §4). */
 export function rememberOnly(s: SessionState, seq: number, idHash: number): void {
   s.recent = [seq, idHash];
   s.recentNext = 0;
@@ -112,7 +112,7 @@ export function namedPosition(e: ContextEvent | MalformedRequest, unit: Unit): n
 
 /**
  * Step 2: on a gap, with a policy, Hg := max(Hg, H, position). Every gap also marks the
- * state as changed for stored verdicts (DESIGN §5, "Repeated requestId").
+ * state as changed for stored verdicts (contract §5, "Repeated requestId").
  */
 export function raiseGapHead(s: SessionState, position: number): void {
   s.epoch++;

@@ -1,5 +1,5 @@
 /**
- * Per-session state of DESIGN §4. Two ways to own one: `evolve` treats states as values (it
+ * Per-session state of contract §4. Two ways to own one: `evolve` treats states as values (it
  * changes a `cloneState` copy, so callers may keep and compare old states); `evolveInPlace`
  * changes a state its caller owns (the hot path: no allocation for an ordinary turn). Interval
  * sets inside are immutable values either way; the head, last turn and the remembered-id and
@@ -11,11 +11,11 @@ import type { Policy, Span, Unit } from './events';
 import type { Decision } from './outputs';
 import { EMPTY, type IntervalSet } from './intervals';
 
-/** How many eventIds (of the highest accepted seqs) a session remembers (DESIGN §4). */
+/** How many eventIds (of the highest accepted seqs) a session remembers (contract §4). */
 export const REMEMBERED_EVENT_IDS = 32;
 /** How many out-of-band eventIds a session remembers (contract §4 step 0). */
 export const REMEMBERED_OUT_OF_BAND_IDS = 8;
-/** How many requestIds' verdicts a session keeps (DESIGN §4). */
+/** How many requestIds' verdicts a session keeps (contract §4). */
 export const STORED_VERDICTS = 16;
 
 /** Sets kept per unit for a session without a policy (its U is not known yet). */
@@ -30,7 +30,7 @@ export const NO_SETS: PerUnit = Object.freeze({}) as PerUnit;
 /** No remembered out-of-band eventIds: one shared frozen value. */
 export const NO_IDS: readonly number[] = Object.freeze([]) as readonly number[];
 
-/** The pending spill request (DESIGN §5, Action): the range asked for, in its unit. */
+/** The pending spill request (contract §5, Action): the range asked for, in its unit. */
 export interface PendingSpill {
   id: string;
   unit: Unit;
@@ -42,7 +42,7 @@ export interface PendingSpill {
  * A stored verdict, compact: the request's key and ranges, the decision, and the stamps that
  * a repetition re-emits unchanged. Its full text is rebuilt by deciding again: a repetition
  * is only answered from the store while `epoch` still equals the session's (no state change
- * since, DESIGN §5 "Repeated requestId"), and deciding is deterministic.
+ * since, contract §5 "Repeated requestId"), and deciding is deterministic.
  */
 export interface StoredVerdict {
   requestKey: number;
@@ -193,7 +193,7 @@ export function heads(s: SessionState): Record<Unit, number> {
   return { TURNS: s.headTurns, TOKENS: s.headTokens, MESSAGES: s.headMessages };
 }
 
-/** H' = max(H, Hg): the known head (DESIGN §2). */
+/** H' = max(H, Hg): the known head (contract §2). */
 export function knownHead(s: SessionState, unit: Unit): number {
   const h = headIn(s, unit);
   return s.gapHead !== null && s.gapHead > h ? s.gapHead : h;
@@ -207,7 +207,7 @@ export function withUnit(sets: PerUnit, unit: Unit, value: IntervalSet): PerUnit
   return { ...sets, [unit]: value };
 }
 
-/** A turn's range in a unit: `[turn, turn+1)` in TURNS (DESIGN §2). */
+/** A turn's range in a unit: `[turn, turn+1)` in TURNS (contract §2). */
 export function turnSpan(t: { turn: number; tokens: Span; messages: Span }, unit: Unit): Span {
   if (unit === 'TURNS') return { start: t.turn, end: t.turn + 1 };
   return unit === 'TOKENS' ? t.tokens : t.messages;

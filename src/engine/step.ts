@@ -41,7 +41,7 @@ import { hash53 } from './hash';
 export type EngineInput = ContextEvent | MalformedRequest;
 
 export interface EngineOptions {
-  /** SessionClosed grace period in event time (DESIGN §4), default 1 h. */
+  /** SessionClosed grace period in event time (contract §4), default 1 h. */
   graceMs: number;
   engineVersion: string;
 }

@@ -142,7 +142,7 @@ export class PartitionTask {
   }
 
   /**
-   * Frees closed sessions past the grace period by wall clock (DESIGN §4), with a tombstone in
+   * Frees closed sessions past the grace period by wall clock (contract §4), with a tombstone in
    * the changelog. `sweepDelayMs` beyond the grace keeps late events deciding as offline.
    */
   private sweepClosed(overlay: Map<string, SessionState | null>): void {

@@ -1,5 +1,5 @@
 /**
- * The stream processor (DESIGN §8): a kafkajs consumer group over the input topic, one
+ * The stream processor (contract §8): a kafkajs consumer group over the input topic, one
  * PartitionTask per assigned partition, moved through its lifecycle (partitionLifecycle.ts).
  * On every assignment, new partitions (assigned → restoring) get a fresh transactional
  * producer (fencing any zombie), then their state is restored from the changelog before their

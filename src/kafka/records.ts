@@ -30,7 +30,7 @@ function isAvro(value: Buffer, format: InputFormat): boolean {
 }
 
 /**
- * DESIGN §3 plus one Kafka rule: the record key must be the event's sessionId, since per-session
+ * contract §3 plus one Kafka rule: the record key must be the event's sessionId, since per-session
  * order and state rely on partitioning by it (a misrouted event would split a session's state).
  */
 export async function decodeRecord(
@@ -104,7 +104,7 @@ export interface OutputTopics {
   auditTopic: string;
 }
 
-/** Avro-encoded output messages keyed by sessionId, in the engine's order (DESIGN §6). */
+/** Avro-encoded output messages keyed by sessionId, in the engine's order (contract §6). */
 export function outputMessage(
   o: Output,
   codec: Pick<RegistryCodec, 'encodeVerdict' | 'encodeSpillRequest' | 'encodeAudit'>,

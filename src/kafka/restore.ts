@@ -1,5 +1,5 @@
 /**
- * Restoring per-partition session state from the compacted changelog (DESIGN §8: state moves
+ * Restoring per-partition session state from the compacted changelog (contract §8: state moves
  * with its partition). kafkajs has no manual partition assignment, so a short-lived consumer
  * in a group of its own reads the changelog. Where "the end" is: before reading, the new owner
  * writes a barrier record (a unique nonce) to the partition in a committed transaction of its

@@ -1,4 +1,4 @@
-/** The topics of DESIGN §6, created when absent; the changelog is compacted and partitioned like the input. */
+/** The topics of contract §6, created when absent; the changelog is compacted and partitioned like the input. */
 import type { Admin } from 'kafkajs';
 import type { Config } from '../config/config';
 import { retry } from '../retry';

@@ -67,7 +67,7 @@ export class Metrics implements ProcessorObserver {
     });
     this.refusalReasons = new Counter({
       name: `${P}refusal_reasons_total`,
-      help: 'Rules that fired in REFUSE verdicts, by rule code (DESIGN §5).',
+      help: 'Rules that fired in REFUSE verdicts, by rule code (contract §5).',
       labelNames: ['code'],
       registers,
     });
@@ -95,7 +95,7 @@ export class Metrics implements ProcessorObserver {
     });
     this.duplicates = new Counter({
       name: `${P}duplicate_events_total`,
-      help: 'Redelivered events ignored (DESIGN §4 step 1).',
+      help: 'Redelivered events ignored (contract §4 step 1).',
       registers,
     });
     this.ignored = new Counter({

@@ -1,6 +1,6 @@
 /**
  * avsc 5.7.9 trusts an Avro array's block count: a 10-byte body claiming 4 billion pins makes
- * it allocate and loop until memory runs out (a count of 10^8 already takes ~12 s). DESIGN §6
+ * it allocate and loop until memory runs out (a count of 10^8 already takes ~12 s). contract §6
  * and §8: bad input must never stop the processor. Every item of our arrays takes at least
  * one byte, so a block claiming more items than bytes are left is malformed; this array type
  * says so before reading it. It overrides avsc's internal `_read` (the method resolvers reuse

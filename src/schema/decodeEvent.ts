@@ -1,5 +1,5 @@
 /**
- * Decoding of input events (DESIGN §3) from JSON objects, JSON lines and Avro bodies into the
+ * Decoding of input events (contract §3) from JSON objects, JSON lines and Avro bodies into the
  * engine's flat `ContextEvent`, and encoding back to Avro. Bad input is a result, never a throw:
  * "Malformed input is a dead letter (§6), never a crash".
  */
@@ -26,7 +26,7 @@ export type DecodeResult =
   { ok: true; event: ContextEvent } | { ok: false; error: DecodeError; request?: MalformedRequest };
 
 /**
- * DESIGN §3, in its order: not an object; `type` missing, not a string or unknown (checked
+ * contract §3, in its order: not an object; `type` missing, not a string or unknown (checked
  * before any other field); then the fields against the type's Avro record (with defaults);
  * then the semantic rules (negative numbers, reversed ranges, empty turns).
  * Fields the schema does not declare are ignored (forward compatibility, schemas/README.md).
@@ -193,12 +193,12 @@ function conformValid(type: EventType, value: unknown): ContextEvent | undefined
   return e;
 }
 
-/** The semantic rules of DESIGN §3 on a schema-valid event. */
+/** The semantic rules of contract §3 on a schema-valid event. */
 function findEventError(recordType: Type, event: unknown): DecodeError | undefined {
   return findSemanticError(recordType, event) ?? findEmptyTurn(event as ContextEvent);
 }
 
-/** DESIGN §3: "a turn that is empty in some unit" (in TURNS a turn is [turn, turn+1)). */
+/** contract §3: "a turn that is empty in some unit" (in TURNS a turn is [turn, turn+1)). */
 function findEmptyTurn(event: ContextEvent): DecodeError | undefined {
   if (event.type !== 'TurnAppended') return undefined;
   for (const unit of ['tokens', 'messages'] as const) {
@@ -211,7 +211,7 @@ function findEmptyTurn(event: ContextEvent): DecodeError | undefined {
 }
 
 /**
- * DESIGN §3: "a malformed CompactionRequested whose sessionId, seq and requestId decode is
+ * contract §3: "a malformed CompactionRequested whose sessionId, seq and requestId decode is
  * dead-lettered and also answered ... requestedAt null if occurredAt does not decode".
  */
 function failure(error: DecodeError, object?: Record<string, unknown>): DecodeResult {

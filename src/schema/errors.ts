@@ -1,5 +1,5 @@
 /**
- * Why an input event is malformed (DESIGN §3: "Malformed input is a dead letter (§6), never a
+ * Why an input event is malformed (contract §3: "Malformed input is a dead letter (§6), never a
  * crash"). The codes are a closed set so that dead-letter headers and metrics can be keyed on
  * them; the message says which field, what was expected and what was found.
  */
@@ -15,7 +15,7 @@ export const DECODE_ERROR_CODES = [
   'DUPLICATE_KEY',
   /** The value is JSON but not an object (an array, a string, null...). */
   'NOT_AN_OBJECT',
-  /** `type` names no event type of DESIGN §3 (checked before any other field). */
+  /** `type` names no event type of contract §3 (checked before any other field). */
   'UNKNOWN_TYPE',
   /** A required field (one without a schema default) is absent. */
   'MISSING_FIELD',
@@ -25,11 +25,11 @@ export const DECODE_ERROR_CODES = [
   'BAD_ENUM',
   /** A number where the schema wants a long is fractional or not a safe integer. */
   'NOT_AN_INTEGER',
-  /** A number is negative: seq, a position, a span, a token figure, occurredAt (DESIGN §3). */
+  /** A number is negative: seq, a position, a span, a token figure, occurredAt (contract §3). */
   'NEGATIVE_NUMBER',
-  /** A range `{start, end}` has `end < start` (DESIGN §3). */
+  /** A range `{start, end}` has `end < start` (contract §3). */
   'REVERSED_RANGE',
-  /** A TurnAppended is empty in some unit (DESIGN §3). */
+  /** A TurnAppended is empty in some unit (contract §3). */
   'EMPTY_TURN',
   /** Avro body that avsc cannot read (truncated, trailing bytes, bad union index...). */
   'AVRO_DECODE',

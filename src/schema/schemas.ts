@@ -1,5 +1,5 @@
 /**
- * The Avro schemas of `schemas/` (the product's public contract, DESIGN §3 and §6), loaded
+ * The Avro schemas of `schemas/` (the product's public contract, contract §3 and §6), loaded
  * once as avsc `Type`s. The .avsc files are the single source of truth: the JSON decoder
  * validates against these types, and `src/engine/contract.ts` is generated from the files.
  */
@@ -129,9 +129,9 @@ function parseRecordSchema(name: SchemaName): types.RecordType {
   }) as types.RecordType;
 }
 
-/** `agent.compaction-verdicts` values (DESIGN §6). */
+/** `agent.compaction-verdicts` values (contract §6). */
 export const verdictType: types.RecordType = parseRecordSchema('verdict');
-/** `agent.spill-requests` values (DESIGN §6). */
+/** `agent.spill-requests` values (contract §6). */
 export const spillRequestType: types.RecordType = parseRecordSchema('spillRequest');
-/** `compaction-guard.audit` values (DESIGN §6). */
+/** `compaction-guard.audit` values (contract §6). */
 export const auditRecordType: types.RecordType = parseRecordSchema('auditRecord');

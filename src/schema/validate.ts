@@ -1,8 +1,8 @@
 /**
  * Schema-driven checks of a value against an avsc type, with errors precise enough for a dead
- * letter: which field, what was expected, what was found (DESIGN §3, §6). avsc decides what is
+ * letter: which field, what was expected, what was found (contract §3, §6). avsc decides what is
  * valid (the schema is the single source of truth); this module only adds what avsc leaves out:
- * defaults for absent fields, readable messages, and the semantic rules of DESIGN §3.
+ * defaults for absent fields, readable messages, and the semantic rules of contract §3.
  */
 import type { Type, types } from 'avsc';
 import { decodeError } from './errors';
@@ -36,7 +36,7 @@ export function renderPath(path: Path): string {
 
 /**
  * A plain copy of `value` shaped by `type`: absent fields that have a schema default get it
- * (DESIGN §3: "Fields with a default may be absent"), fields the schema does not declare are
+ * (contract §3: "Fields with a default may be absent"), fields the schema does not declare are
  * dropped (forward compatibility: a newer producer may add fields; see schemas/README.md), -0
  * becomes 0, and avsc record instances become plain objects. Values of the wrong shape are
  * copied as they are, for `findInvalid` to report.
@@ -130,7 +130,7 @@ function compileType(type: Type): Conformer {
   }
   switch (type.typeName) {
     case 'long':
-      // avsc: an integer within ±MAX_LONG; DESIGN §3: never negative; conform: -0 becomes 0.
+      // avsc: an integer within ±MAX_LONG; contract §3: never negative; conform: -0 becomes 0.
       return (value) =>
         typeof value === 'number' && value >= 0 && value <= MAX_LONG && Number.isInteger(value)
           ? value === 0
@@ -250,7 +250,7 @@ export function findInvalid(type: Type, value: unknown): DecodeError | undefined
 }
 
 /**
- * The rules of DESIGN §3 that a schema cannot state, on a value `findInvalid` accepted:
+ * The rules of contract §3 that a schema cannot state, on a value `findInvalid` accepted:
  * every long in these schemas is a seq, a position, a span, a token figure or an epoch time, so
  * a negative one is malformed; a range (a record with `start` and `end`) must not be reversed.
  * It also re-checks enum symbols against the list: avsc 5.7.9 looks symbols up in a plain

@@ -1,7 +1,7 @@
 /**
  * A model of one agent orchestrator's session: it appends turns, watches its context
  * occupancy, and compacts (and truncates) the way a real orchestrator would, emitting the
- * session's events of DESIGN §3 with `seq`, `eventId` and `occurredAt` well-formed.
+ * session's events of contract §3 with `seq`, `eventId` and `occurredAt` well-formed.
  *
  * It never sees the engine's verdicts (so a whole fleet can be generated ahead of time);
  * instead each profile follows a script whose verdicts are known:
@@ -15,7 +15,7 @@
  *   truncation lost content no spill covers. Without `spillAck` it commits anyway (it has no
  *   guard: the engine reports COMMITTED_WITHOUT_APPROVAL). With `spillAck`, after a request
  *   it predicts refused it spills `[0, H)` in U echoing the spill request's id
- *   `<sessionId>:<requestId>:<inputSeq>` (DESIGN §6), or, with spills disabled, has an
+ *   `<sessionId>:<requestId>:<inputSeq>` (contract §6), or, with spills disabled, has an
  *   operator acknowledge `[0, H)`; then retries the same requestId (approved) and commits.
  */
 import type {

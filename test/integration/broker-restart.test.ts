@@ -1,5 +1,5 @@
 /**
- * DESIGN §8 "after ... a broker restart": a dedicated local broker (not the suite's shared one)
+ * contract §8 "after ... a broker restart": a dedicated local broker (not the suite's shared one)
  * is stopped and started again on the same ports with the same data while the processor runs
  * under load; the processor recovers by itself, and a read_committed reader sees every
  * verdict, spill request and audit record of the offline audit exactly once.
@@ -10,7 +10,7 @@ import { generateFleetArray } from '../../src/sim';
 
 jest.setTimeout(420_000);
 
-describe('DESIGN §8 under a broker restart', () => {
+describe('contract §8 under a broker restart', () => {
   let broker: LocalKafka;
 
   beforeAll(async () => {

@@ -1,5 +1,5 @@
 /**
- * DESIGN §8 under faults: hard kills (SIGKILL of the CLI process), rebalances, the schema
+ * contract §8 under faults: hard kills (SIGKILL of the CLI process), rebalances, the schema
  * registry going away, and bad input. Every scenario checks, with a read_committed consumer,
  * that each verdict / spill request / audit record the offline audit of the same events
  * expects is there exactly once (lost 0, duplicated 0), and prints its figures to stderr.
@@ -39,7 +39,7 @@ function chunks<T>(xs: readonly T[], n: number): T[][] {
   return Array.from({ length: n }, (_, i) => xs.slice(i * size, (i + 1) * size));
 }
 
-describe('DESIGN §8 under faults', () => {
+describe('contract §8 under faults', () => {
   it(`hard kills: ${CYCLES} SIGKILL/restart cycles of the CLI process, then exactly once`, async () => {
     const started = Date.now();
     const c = testConfig({ partitions: 3, sessionTimeoutMs: 6_000, transactionTimeoutMs: 5_000 });
@@ -310,7 +310,7 @@ describe('DESIGN §8 under faults', () => {
       bad.push(['fuzz-json', Buffer.from([0xc3, 0x28, 0x7b]), 'NOT_UTF8']);
       bad.push(['fuzz-json', Buffer.alloc(0), 'EMPTY_VALUE']);
       bad.push(['someone-else', json({ ...turn, sessionId: 'fuzz-json' }), 'KEY_MISMATCH']);
-      // A malformed request that identifies itself is dead-lettered and answered (DESIGN §3).
+      // A malformed request that identifies itself is dead-lettered and answered (contract §3).
       const request = seed.events.find((e) => e.type === 'CompactionRequested')!;
       bad.push([
         'fuzz-badreq',

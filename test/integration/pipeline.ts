@@ -148,7 +148,7 @@ export async function readOutputs(
   return { got, decoded: got.map((r) => decodeOutput(c, r)) };
 }
 
-/** The offline audit of the same events (DESIGN §7), per session in order. */
+/** The offline audit of the same events (contract §7), per session in order. */
 export function offline(events: readonly ContextEvent[]): AuditLineRecord[] {
   const replay = new Replay();
   return events.flatMap((e, i) => replay.line(JSON.stringify(e), i + 1));

@@ -1,7 +1,7 @@
 /**
  * fast-check generators of event streams for the engine's property tests. Each generator draws
  * abstract commands and an interpreter turns them into a valid event stream, so shrinking works
- * on the commands and every stream is well-formed (DESIGN §3) unless a command says otherwise.
+ * on the commands and every stream is well-formed (contract §3) unless a command says otherwise.
  */
 import fc from 'fast-check';
 import type {

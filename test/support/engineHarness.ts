@@ -1,6 +1,6 @@
 /**
  * Runs event streams through the engine and picks its outputs apart, for the unit tests.
- * `decidedAt` is the event's occurredAt (the offline rule of DESIGN §6) unless a clock is given.
+ * `decidedAt` is the event's occurredAt (the offline rule of contract §6) unless a clock is given.
  */
 import {
   Fleet,

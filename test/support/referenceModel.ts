@@ -1,10 +1,10 @@
 /**
- * An independent, deliberately naive reference model of DESIGN §4 (state, step by step) and §5
- * (the decision) for one session, written from the DESIGN text only: sets of positions are
+ * An independent, deliberately naive reference model of contract §4 (state, step by step) and §5
+ * (the decision) for one session, written from the contract text only (docs/contract.md): sets of positions are
  * boolean arrays over a small universe, nothing is shared with src/engine but the types. The
  * differential property test runs the engine and this model side by side.
  *
- * Where DESIGN leaves a choice open, the model takes the reading noted at that place.
+ * Where the contract leaves a choice open, the model takes the reading noted at that place.
  */
 import type { ContextEvent, EngineInput, Policy, RuleCode, Unit } from '../../src/engine';
 

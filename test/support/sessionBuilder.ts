@@ -91,7 +91,7 @@ export class SessionBuilder {
     return this;
   }
 
-  /** Skips `n` seqs: the next event reveals a gap (DESIGN §4 step 1). */
+  /** Skips `n` seqs: the next event reveals a gap (contract §4 step 1). */
   skipSeq(n = 1): this {
     this.seq += n;
     return this;
@@ -232,7 +232,7 @@ export class SessionBuilder {
   }
 }
 
-/** The seed's worked example (DESIGN §1): 8 turns truncated before the summary saw them. */
+/** The seed's worked example (contract §1): 8 turns truncated before the summary saw them. */
 export function seedIncident(
   sessionId = 'seed-incident',
   policy: Policy = SEED_POLICY,

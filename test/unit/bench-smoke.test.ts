@@ -42,7 +42,7 @@ describe('bench/engine --quick', () => {
     expect(d.baselineNs.median).toBeGreaterThan(0);
     expect(d.ratio).toBeCloseTo(d.productNs.median / d.baselineNs.median, 9);
     expect(Number.isFinite(d.ratio)).toBe(true);
-    // Faulty sessions are refused by both; the engine refuses more (DESIGN §5, conformance).
+    // Faulty sessions are refused by both; the engine refuses more (contract §5, conformance).
     expect(d.productRefusals).toBeGreaterThan(0);
     expect(d.baselineRefusals).toBeGreaterThan(0);
     expect(d.productRefusals).toBeLessThan(d.requests);

@@ -1,5 +1,5 @@
 /**
- * DESIGN §5 after the rules: the basis of an APPROVE, the action of a REFUSE (SPILL vs HALT),
+ * contract §5 after the rules: the basis of an APPROVE, the action of a REFUSE (SPILL vs HALT),
  * the spill request (id, range, holes, pending), and the verdict's stamps and diagnostic (§6).
  * Floor TURNS span 2, turns of one token/message, 10 turns unless said otherwise.
  */
@@ -248,7 +248,7 @@ describe('the spill request', () => {
   });
 });
 
-describe('verdict stamps and diagnostic (DESIGN §6)', () => {
+describe('verdict stamps and diagnostic (contract §6)', () => {
   it('carry sessionId, requestId, inputSeq, requestedAt (occurredAt), decidedAt (clock), engineVersion', () => {
     const b = session().request('r', 'TURNS', 0, 6, 6);
     const req = b.last;

@@ -1,11 +1,11 @@
 /**
  * Properties of the engine over generated event streams (fast-check):
  * (a) a well-behaved orchestrator is never refused, in every unit and coverage mode;
- * (b) conformance with the seed's `assert_compaction_safe` (DESIGN §5);
+ * (b) conformance with the seed's `assert_compaction_safe` (contract §5);
  * (c) every hole of every verdict lies in [0, H′) (and in [0, H) when there is no gap head);
  * (d) replaying the same events gives byte-identical output;
  * (e) session state serialization round-trips, and deciding on from a restored state is the same;
- * (f) state size does not grow with the number of unpinned turns (DESIGN §4: O(pins + ranges));
+ * (f) state size does not grow with the number of unpinned turns (contract §4: O(pins + ranges));
  * (g) evolve never mutates its input state;
  * (h) out-of-band events (contract §4 step 0) take no place in the sequence, and their
  *     redeliveries are recognised by eventId within the last 8.
@@ -85,7 +85,7 @@ describe('(b) conformance with the seed’s assert_compaction_safe', () => {
     expect(seedRefusals).toBeGreaterThan(100);
   });
 
-  it('the seed approves its own worked example once it has 32 turns or more, and the engine refuses it (DESIGN §1)', () => {
+  it('the seed approves its own worked example once it has 32 turns or more, and the engine refuses it (contract §1)', () => {
     // 52 turns, [0,8) truncated, request tail 40 with input from 8: the seed's floor is [28,40).
     expect(
       seedRefuses({
@@ -132,7 +132,7 @@ function checkHoles(events: readonly EngineInput[]): void {
 }
 
 describe('(c) holes lie within the known head', () => {
-  // DESIGN names holes up to H′ = max(H, Hg): EVENT_GAP's hole [0,Hg) can pass H. What is
+  // The contract names holes up to H′ = max(H, Hg): EVENT_GAP's hole [0,Hg) can pass H. What is
   // tested: every hole ⊆ [0, H′) of the state decided on, in U, non-empty; ⊆ [0, H) when Hg is
   // none; unknown sessions name no holes; a spill request asks for exactly [0, H′).
   it('for sessions with a policy (gaps, conflicts, redeliveries, foreign units included)', () => {

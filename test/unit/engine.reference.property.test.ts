@@ -1,9 +1,9 @@
 /**
- * Differential test: the engine against an independent, naive model of DESIGN §4–§5
+ * Differential test: the engine against an independent, naive model of contract §4–§5
  * (test/support/referenceModel.ts, boolean arrays over a small universe), on generated streams
  * with gaps, conflicts, redeliveries, unknown sessions, foreign units, spills, failures,
  * acknowledgements, closes and malformed requests. Per event: the same audit codes (and the
- * ranges DESIGN names exactly), the same verdict fields (not the message texts), the same spill
+ * ranges the contract names exactly), the same verdict fields (not the message texts), the same spill
  * request, and the same state (T, S, V, P, A0, A1, X, pins, heads, Hg, seq memory, spill-failed,
  * pending request).
  */
@@ -34,7 +34,7 @@ import {
 } from '../support/referenceModel';
 
 const OPTIONS = engineOptions();
-/** Audit codes whose `ranges` DESIGN pins down: the lost, missing or acknowledged positions. */
+/** Audit codes whose `ranges` the contract pins down: the lost, missing or acknowledged positions. */
 const RANGED = new Set([
   'PINNED_EVICTED',
   'CONTENT_EVICTED',
@@ -178,7 +178,7 @@ function differential(events: readonly EngineInput[]): void {
   });
 }
 
-describe('the engine agrees with an independent model of DESIGN §4–§5', () => {
+describe('the engine agrees with an independent model of contract §4–§5', () => {
   it('on sessions opened first (every rule, every event kind, gaps and conflicts)', () => {
     fc.assert(fc.property(openedChaosStream, differential), { numRuns: 60 });
   });

@@ -1,5 +1,5 @@
 /**
- * DESIGN §4 step 3, event by event: what each event does to the session state (T, S, V, P, A0,
+ * contract §4 step 3, event by event: what each event does to the session state (T, S, V, P, A0,
  * A1, X, pins, heads, Hg, spill-failed, pending request) and which audit records it emits.
  * Floor TURNS span 2, turns of one token/message, 10 turns, unless said otherwise.
  */

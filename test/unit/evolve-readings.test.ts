@@ -1,6 +1,6 @@
 /**
  * Where the contract (docs/contract.md) leaves a choice open, these tests pin down the reading the engine takes, so a
- * change of reading is a visible, deliberate change. Each test quotes the DESIGN text it reads.
+ * change of reading is a visible, deliberate change. Each test quotes the contract text it reads.
  * Floor TURNS span 2, turns of one unit each.
  */
 import type { Policy } from '../../src/engine';
@@ -13,7 +13,7 @@ function session(overrides: Partial<Policy> = {}, turns = 10): SessionBuilder {
   return new SessionBuilder(SID).open(policyIn('TURNS', 2, overrides)).turns(turns, 1);
 }
 
-describe('readings of DESIGN text that allows more than one', () => {
+describe('readings of contract text that allows more than one', () => {
   it('"the verdicts of the last 16 requestIds": a repeated request counts as recent again', () => {
     const b = session().request('r0', 'TURNS', 0, 6, 6);
     for (let i = 1; i <= 15; i++) b.request(`r${i}`, 'TURNS', 0, 6, 6);

@@ -1,5 +1,5 @@
 /**
- * DESIGN §5 "Repeated requestId" (stored verdicts, REQUEST_ID_REUSED, the 16-requestId window)
+ * contract §5 "Repeated requestId" (stored verdicts, REQUEST_ID_REUSED, the 16-requestId window)
  * and §3 malformed requests that are answered. Floor TURNS span 2, 10 turns of one unit each.
  * A processing clock distinct from occurredAt shows which stamps a repetition keeps.
  */
@@ -203,7 +203,7 @@ describe('the 16-requestId window', () => {
   });
 });
 
-describe('malformed CompactionRequested (DESIGN §3): dead-lettered and answered', () => {
+describe('malformed CompactionRequested (contract §3): dead-lettered and answered', () => {
   function malformed(seq: number, occurredAt: number | null = 1_234, sessionId = SID) {
     const m: MalformedRequest = {
       type: 'MalformedRequest',

@@ -1,5 +1,5 @@
 /**
- * DESIGN §4 steps 1 and 2 (seq: redelivery, conflict, gap; the gap head Hg), the 32 remembered
+ * contract §4 steps 1 and 2 (seq: redelivery, conflict, gap; the gap head Hg), the 32 remembered
  * eventIds, the SessionClosed grace period, and the §6 output order.
  * Floor TURNS span 2, turns of one token/message.
  */
@@ -242,7 +242,7 @@ describe('SessionClosed grace period (event time)', () => {
   });
 });
 
-describe('output order for one input event (DESIGN §6)', () => {
+describe('output order for one input event (contract §6)', () => {
   it('audit records, then the verdict, then the spill request', () => {
     const b = session().request('r', 'TURNS', 0, 6, 6);
     b.next({ seq: 3, eventId: 'x' }).request('r', 'TURNS', 0, 5, 6);

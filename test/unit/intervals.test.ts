@@ -1,5 +1,5 @@
 /**
- * Interval sets (DESIGN §2: half-open ranges `[start,end)`) against a brute-force model: a set
+ * Interval sets (contract §2: half-open ranges `[start,end)`) against a brute-force model: a set
  * of integers in a small universe, kept as a boolean array. The model never calls the code
  * under test; inputs are built from the model.
  */

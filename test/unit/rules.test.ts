@@ -1,5 +1,5 @@
 /**
- * Every rule of DESIGN §5, fired and not fired, with exact holes and exact `rulesChecked`, and
+ * Every rule of contract §5, fired and not fired, with exact holes and exact `rulesChecked`, and
  * its healing by spills (SpillCompleted: P) and acknowledgements (LossAcknowledged: A).
  *
  * Sessions have turns of 1 token and 1 message, so a turn's position is the same number in

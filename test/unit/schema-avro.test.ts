@@ -1,5 +1,5 @@
-/** Avro form of the input events (DESIGN §3: "Avro in the registry"): roundtrips, and the same
- * rules as the JSON form for bodies that decode but break DESIGN §3. */
+/** Avro form of the input events (contract §3: "Avro in the registry"): roundtrips, and the same
+ * rules as the JSON form for bodies that decode but break contract §3. */
 import { Type } from 'avsc';
 import { EVENT_TYPES } from '../../src/engine/events';
 import type { ContextEvent } from '../../src/engine/events';
@@ -73,7 +73,7 @@ describe('Avro bodies that are malformed', () => {
     ['an empty turn', { tokens: { start: 3, end: 3 } }, 'EMPTY_TURN'],
     ['a reversed range', { messages: { start: 3, end: 1 } }, 'REVERSED_RANGE'],
     ['a negative seq', { seq: -2 }, 'NEGATIVE_NUMBER'],
-  ])('applies the rules of DESIGN §3 to %s', (_what, changes, code) => {
+  ])('applies the rules of contract §3 to %s', (_what, changes, code) => {
     const event = { ...SAMPLES.TurnAppended.decoded, ...changes } as ContextEvent;
     const body = eventUnionType.toBuffer(wrapEvent(event));
     expect(decodeEventAvro(body)).toMatchObject({ ok: false, error: { code } });
@@ -111,7 +111,7 @@ describe('Avro bodies written with another writer schema', () => {
   });
 });
 
-describe('Avro bodies built to exhaust memory (DESIGN §8: bad input never stops the processor)', () => {
+describe('Avro bodies built to exhaust memory (contract §8: bad input never stops the processor)', () => {
   /** The TurnAppended sample whose empty pins array (its last byte, 0) claims `count` items. */
   function turnClaimingPins(count: number): Buffer {
     const body = encodeEventAvro(SAMPLES.TurnAppended.decoded);

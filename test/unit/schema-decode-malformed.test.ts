@@ -1,4 +1,4 @@
-/** DESIGN §3: each class of malformed input is a precise error (code, field, message), never a
+/** contract §3: each class of malformed input is a precise error (code, field, message), never a
  * throw. */
 import { decodeEventJson, decodeEventLine } from '../../src/schema/decodeEvent';
 import type { DecodeResult } from '../../src/schema/decodeEvent';
@@ -160,7 +160,7 @@ describe('fields against the Avro record', () => {
   });
 });
 
-describe('semantic rules of DESIGN §3', () => {
+describe('semantic rules of contract §3', () => {
   it.each([
     ['SessionClosed', { seq: -1 }, 'seq'],
     ['SessionClosed', { occurredAt: -5 }, 'occurredAt'],

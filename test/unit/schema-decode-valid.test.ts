@@ -1,4 +1,4 @@
-/** DESIGN §3: every event type decodes from its smallest valid JSON, defaults applied. */
+/** contract §3: every event type decodes from its smallest valid JSON, defaults applied. */
 import { EVENT_TYPES } from '../../src/engine/events';
 import { decodeEventJson, decodeEventLine } from '../../src/schema/decodeEvent';
 import { SAMPLES, withFields } from './schema-fixtures';

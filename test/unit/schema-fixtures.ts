@@ -1,5 +1,5 @@
 /** Sample events shared by the schema tests: the smallest valid JSON of each type (fields with
- * a default left out) and the event it decodes to (defaults applied, DESIGN §3). */
+ * a default left out) and the event it decodes to (defaults applied, contract §3). */
 import type { ContextEvent, EventType } from '../../src/engine/events';
 import type { AuditRecord, SpillRequest, Verdict } from '../../src/engine/outputs';
 
@@ -164,7 +164,7 @@ export function withFields(
   return copy;
 }
 
-/** One record of each output topic (DESIGN §6), as the engine would publish them. */
+/** One record of each output topic (contract §6), as the engine would publish them. */
 export const VERDICT: Verdict = {
   sessionId: 'session-1',
   requestId: 'request-1',

@@ -1,4 +1,4 @@
-/** DESIGN §3: "a malformed CompactionRequested whose sessionId, seq and requestId decode is
+/** contract §3: "a malformed CompactionRequested whose sessionId, seq and requestId decode is
  * dead-lettered and also answered ... requestedAt null if occurredAt does not decode". */
 import { decodeEventAvro, decodeEventJson } from '../../src/schema/decodeEvent';
 import { eventRecordType, eventUnionType, wrapEvent } from '../../src/schema/schemas';

@@ -1,4 +1,4 @@
-/** DESIGN §6: the engine's output records are valid values of their published schemas. */
+/** contract §6: the engine's output records are valid values of their published schemas. */
 import type { types } from 'avsc';
 import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
 import { findInvalid } from '../../src/schema/validate';
@@ -27,7 +27,7 @@ describe('output records against their schemas', () => {
     });
   });
 
-  it('rejects a spill request without requestedAt (never null, DESIGN §5)', () => {
+  it('rejects a spill request without requestedAt (never null, contract §5)', () => {
     const bad = { ...SPILL_REQUEST, requestedAt: null };
     expect(findInvalid(spillRequestType, bad)).toMatchObject({
       code: 'WRONG_TYPE',

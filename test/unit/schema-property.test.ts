@@ -1,6 +1,6 @@
 /** Properties of the decoders over arbitrary events: every valid event survives JSON and Avro
  * unchanged, defaults and unknown fields do not matter, and no input makes a decoder throw
- * (DESIGN §3: "Malformed input is a dead letter (§6), never a crash"). */
+ * (contract §3: "Malformed input is a dead letter (§6), never a crash"). */
 import fc from 'fast-check';
 import { EVENT_TYPES } from '../../src/engine/events';
 import type { ContextEvent, EventType, Span } from '../../src/engine/events';
@@ -66,7 +66,7 @@ const anyEvent: fc.Arbitrary<ContextEvent> = fc.oneof(
   event('SessionClosed', fc.constant({})),
 );
 
-/** DESIGN §3's defaults: a field holding its default may be left out. */
+/** contract §3's defaults: a field holding its default may be left out. */
 const DEFAULTS: Record<string, unknown> = {
   pins: [],
   reason: 'BUDGET_ENFORCEMENT',

@@ -140,7 +140,7 @@ describe("the seed's own check on the same requests", () => {
     expect(refused).toEqual([]);
   });
 
-  it('refuses some faulty requests, and the engine refuses every one of them too (DESIGN §5, conformance)', () => {
+  it('refuses some faulty requests, and the engine refuses every one of them too (contract §5, conformance)', () => {
     const bySeed = r.verdicts.filter((v) => seedRefuses.get(`${v.event.sessionId}/${v.event.seq}`));
     expect(bySeed.length).toBeGreaterThan(10);
     expect(bySeed.filter((v) => v.verdict.decision !== 'REFUSE')).toEqual([]);

@@ -1,5 +1,5 @@
 /**
- * Fault-injection helpers (DESIGN §8): the processor as a killable child process, waiting for
+ * Fault-injection helpers (contract §8): the processor as a killable child process, waiting for
  * the group to have committed every input offset, draining the output topics read_committed,
  * the exactly-once check against the offline audit, and an HTTP proxy in front of the schema
  * registry that can be switched off.
@@ -252,14 +252,14 @@ export async function exactlyOnce(
   };
 }
 
-/** The assertions of DESIGN §8 on an `exactlyOnce` result. */
+/** The assertions of contract §8 on an `exactlyOnce` result. */
 export function expectExactlyOnce(r: ExactlyOnce): void {
   expect({ lost: r.lost, duplicated: r.duplicated }).toEqual({ lost: 0, duplicated: 0 });
   expect(r.verdicts).toBe(r.expected.filter((x) => x.record === 'verdict').length);
   expect(r.spills).toBe(r.expected.filter((x) => x.record === 'spill-request').length);
   expect(r.audits).toBe(r.expected.filter((x) => x.record === 'audit').length);
   expect(verdictMap(r.decoded)).toEqual(verdictMap(r.expected));
-  // One spill request per REFUSE/SPILL verdict, with the id DESIGN §6 derives from it.
+  // One spill request per REFUSE/SPILL verdict, with the id contract §6 derives from it.
   const spillIds = r.decoded.flatMap((x) =>
     x.record === 'spill-request' ? [x.spillRequestId] : [],
   );

@@ -2,7 +2,7 @@
  * Engine benchmark (not a test): a synthetic fleet (src/sim) is generated first, then timed on
  * one thread through the product's path (`SessionsInPlace`: owned states in a Map, each event
  * through `evolveInPlace`, as `audit` and the processor run it) and, alternating, through the
- * turn-arena experiment (`OwnedFleet`, bench/arena/, not the product: docs/decisions.md 48). Also: the cost of one decision against the seed's
+ * turn-arena experiment (`OwnedFleet`, bench/arena/, not the product: docs/decisions.md 64). Also: the cost of one decision against the seed's
  * stateless `assert_compaction_safe` on the same requests, serialized state size per session,
  * and heap per tracked session. See bench/README.md for the commands and the results.
  *

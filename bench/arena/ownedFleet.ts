@@ -1,5 +1,5 @@
 /**
- * An experiment kept for the engine benchmark, not the product (docs/decisions.md 48): many
+ * An experiment kept for the engine benchmark, not the product (docs/decisions.md 64): many
  * sessions owned by one caller and changed in place, an ordinary turn handled on the fleet-wide
  * `TurnArena` without touching the state object. Same outputs as `Fleet` (and as folding
  * `evolve`) for every event (test/unit/owned-fleet.test.ts). `audit` and the processor both

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { InputError, openInputs, runAudit } from './audit';
 import { ENGINE_VERSION } from '../engine/version';
-import { DEFAULTS, ENV_NAMES, SECRET_KEYS, kebab } from '../config/config';
+import { AUTO_DEFAULTS, DEFAULTS, ENV_NAMES, SECRET_KEYS, kebab } from '../config/config';
 import { runCommand } from './run';
 import { exitCodeHelp } from '../errors';
 import { reportStartupFailure } from './failures';
@@ -57,7 +57,7 @@ export function buildProgram(): Command {
       : d === null
         ? key === 'registryUrl'
           ? '(embedded)'
-          : '(unset)'
+          : (AUTO_DEFAULTS[key] ?? '(unset)')
         : String(d);
     const env = SECRET_KEYS.includes(key)
       ? `env ${ENV_NAMES[key]} or ${ENV_NAMES[key]}_FILE`

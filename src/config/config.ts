@@ -28,7 +28,16 @@ export interface Config {
   /** Compacted changelog of per-session state, partitioned like the input. */
   changelogTopic: string;
   partitions: number;
-  replicationFactor: number;
+  /**
+   * Replication factor of the topics the processor creates; null (the default): min(3, the
+   * cluster's brokers), see `chooseReplication` in src/kafka/topics.ts.
+   */
+  replicationFactor: number | null;
+  /**
+   * min.insync.replicas of the topics the processor creates; null (the default): 2 when the
+   * replication factor is 3 or more, else the broker's default.
+   */
+  minInsyncReplicas: number | null;
   inputFormat: InputFormat;
   graceMs: number;
   /** Extra wall-clock delay before a closed session's memory is freed (beyond graceMs). */
@@ -90,7 +99,8 @@ export const DEFAULTS: Config = {
   dlqTopic: 'agent.context-changes.dlq',
   changelogTopic: 'compaction-guard.session-state-changelog',
   partitions: 6,
-  replicationFactor: 1,
+  replicationFactor: null,
+  minInsyncReplicas: null,
   inputFormat: 'auto',
   graceMs: DEFAULT_GRACE_MS,
   sweepDelayMs: DEFAULT_GRACE_MS,
@@ -141,6 +151,7 @@ export const ENV_NAMES: Readonly<Record<keyof Config, string>> = {
   changelogTopic: 'CG_CHANGELOG_TOPIC',
   partitions: 'CG_PARTITIONS',
   replicationFactor: 'CG_REPLICATION_FACTOR',
+  minInsyncReplicas: 'CG_MIN_INSYNC_REPLICAS',
   inputFormat: 'CG_INPUT_FORMAT',
   graceMs: 'CG_GRACE_MS',
   sweepDelayMs: 'CG_SWEEP_DELAY_MS',
@@ -166,6 +177,12 @@ export const ENV_NAMES: Readonly<Record<keyof Config, string>> = {
   registryUsername: 'CG_REGISTRY_USERNAME',
   registryPassword: 'CG_REGISTRY_PASSWORD',
   registryCa: 'CG_REGISTRY_CA',
+};
+
+/** What a null default means, for --help (settings whose default is chosen at start-up). */
+export const AUTO_DEFAULTS: Partial<Record<keyof Config, string>> = {
+  replicationFactor: 'min(3, brokers in the cluster)',
+  minInsyncReplicas: '2 when the replication factor is 3 or more, else the broker default',
 };
 
 /** Settings that are secrets: never logged, and also readable from a file via `<ENV>_FILE`. */
@@ -294,8 +311,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Source = {}): Config {
           );
         c.logLevel = v;
         break;
-      case 'partitions':
       case 'replicationFactor':
+      case 'minInsyncReplicas':
+        c[k] = positiveInt(k, v);
+        break;
+      case 'partitions':
       case 'transactionTimeoutMs':
       case 'sessionTimeoutMs':
       case 'partitionsConsumedConcurrently':
@@ -353,6 +373,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Source = {}): Config {
     }
   }
   validateSecurity(c, raw);
+  if (
+    c.replicationFactor !== null &&
+    c.minInsyncReplicas !== null &&
+    c.minInsyncReplicas > c.replicationFactor
+  ) {
+    throw new ConfigError(
+      `${flagName('minInsyncReplicas')}=${c.minInsyncReplicas} is more than ${flagName('replicationFactor')}=${c.replicationFactor}: no write to such a topic could ever succeed`,
+    );
+  }
   return c;
 }
 

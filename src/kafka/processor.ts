@@ -8,7 +8,7 @@
  */
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
-import type { Config } from '../config/config';
+import { ENV_NAMES, type Config } from '../config/config';
 import { engineOptions } from '../engine/fleet';
 import { RegistryUnavailableError, type RegistryCodec } from '../registry/codec';
 import { StartupError } from '../errors';
@@ -74,7 +74,16 @@ export class Processor {
     const admin = kafka.admin();
     await admin.connect();
     try {
-      await ensureTopics(admin, c);
+      const topics = await ensureTopics(admin, c);
+      if (topics.underReplicated.length > 0) {
+        const { replicationFactor: rf, minInsyncReplicas: isr } = topics.replication;
+        log.warn(
+          { underReplicated: topics.underReplicated, wanted: topics.replication },
+          `existing topics are replicated less than this cluster allows (replication factor ${rf}${isr === null ? '' : `, min.insync.replicas ${isr}`}): ` +
+            `${topics.underReplicated.join('; ')}; one broker failure can then lose acknowledged outputs or stop the processor; ` +
+            `raise them with kafka-reassign-partitions / kafka-configs (or set ${ENV_NAMES.replicationFactor} / ${ENV_NAMES.minInsyncReplicas} to what you accept)`,
+        );
+      }
     } finally {
       await admin.disconnect();
     }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { dockerAvailable, startContainers } from './containers';
 import { startLocalKafka } from './localKafka';
+import { startLocalKafkaCluster } from './localCluster';
 import { startLocalRegistry } from './localRegistry';
 import { cacheDir, DEFAULT_KAFKA_VERSION, DEFAULT_REGISTRY_VERSION } from './maven';
 import { pruneLogs } from './processes';
@@ -39,6 +40,8 @@ const LOG_RETENTION_MS = 3 * 24 * 3600_000;
  * 2. a reachable Docker engine: containers via testcontainers;
  * 3. otherwise local JVMs (Kafka KRaft broker, Apicurio Registry) fetched once through Maven
  *    into `.cache/` (env CG_CACHE_DIR), versions from CG_KAFKA_VERSION / CG_REGISTRY_VERSION.
+ *    Env CG_KAFKA_NODES=3 starts a local 3-node cluster instead of the single broker (RF 3,
+ *    min.insync.replicas 2; src/services/localCluster.ts); the default is 1.
  * When only one of the two env vars is set, that one is used and only the other is started.
  */
 export async function provideServices(opts: ProvideServicesOptions = {}): Promise<Services> {
@@ -64,13 +67,13 @@ export async function provideServices(opts: ProvideServicesOptions = {}): Promis
 
   const cache = cacheDir(env);
   pruneLogs(join(cache, 'logs'), LOG_RETENTION_MS);
+  const nodes = kafkaNodes(env);
+  const version = env.CG_KAFKA_VERSION ?? DEFAULT_KAFKA_VERSION;
   const [kafka, registry] = await Promise.allSettled([
     givenBrokers === undefined
-      ? startLocalKafka({
-          cacheDir: cache,
-          version: env.CG_KAFKA_VERSION ?? DEFAULT_KAFKA_VERSION,
-          startTimeoutMs,
-        })
+      ? nodes === 1
+        ? startLocalKafka({ cacheDir: cache, version, startTimeoutMs })
+        : startLocalKafkaCluster({ cacheDir: cache, version, startTimeoutMs, nodes })
       : undefined,
     givenRegistry === undefined
       ? startLocalRegistry({
@@ -93,6 +96,16 @@ export async function provideServices(opts: ProvideServicesOptions = {}): Promis
   const registryUrl = givenRegistry ?? registry.value?.url;
   if (brokers === undefined || registryUrl === undefined) throw new Error('unreachable');
   return once({ brokers, registryUrl, mode: 'local', stop: stopAll });
+}
+
+/** CG_KAFKA_NODES: how many local Kafka nodes (1 to 5; default 1, the single broker). */
+export function kafkaNodes(env: NodeJS.ProcessEnv): number {
+  const raw = env.CG_KAFKA_NODES?.trim() ?? '';
+  if (raw === '') return 1;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 5)
+    throw new Error(`CG_KAFKA_NODES: expected an integer from 1 to 5, got ${JSON.stringify(raw)}`);
+  return n;
 }
 
 function parseBrokers(value: string | undefined): string[] | undefined {

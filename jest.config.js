@@ -1,5 +1,6 @@
-/** Two projects: `unit` (pure code, no services) and `integration` (real Kafka, registry,
- * Prometheus, started once by the global setup). `npm test` runs both. */
+/** Three projects: `unit` (pure code, no services), `integration` (real Kafka, registry,
+ * Prometheus, started once by the global setup) and `cluster` (fault scenarios on a local
+ * 3-node Kafka cluster that the test file starts itself). `npm test` runs all three. */
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }];
 module.exports = {
   projects: [
@@ -14,6 +15,7 @@ module.exports = {
       testEnvironment: 'node',
       transform: { '^.+\\.ts$': tsJest },
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/cluster/'],
       // Starts Kafka + registry (or reuses KAFKA_BROKERS / SCHEMA_REGISTRY_URL) only when a test
       // of this project is selected; see src/services/index.ts.
       globalSetup: '<rootDir>/test/integration/globalSetup.ts',
@@ -23,6 +25,15 @@ module.exports = {
       setupFilesAfterEnv: ['<rootDir>/test/integration/setupTimeout.ts'],
       // maxWorkers is a global option in Jest (not per project); integration tests use unique
       // topic/group/subject names, so they are safe to run in parallel workers anyway.
+    },
+    {
+      // One file, one cluster (3 JVMs): `npx jest --selectProjects cluster`. Its own services:
+      // the cluster, and a registry unless SCHEMA_REGISTRY_URL is given.
+      displayName: 'cluster',
+      testEnvironment: 'node',
+      transform: { '^.+\\.ts$': tsJest },
+      testMatch: ['<rootDir>/test/integration/cluster/**/*.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/integration/setupTimeout.ts'],
     },
   ],
 };

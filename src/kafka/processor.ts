@@ -18,6 +18,8 @@ import { restorePartitions, writeBarrier } from './restore';
 import { ensureTopics } from './topics';
 
 const RESTORE_TIMEOUT_MS = 120_000;
+/** Pause before a failed resynchronisation of a partition is tried again. */
+export const RESYNC_RETRY_MS = 1_000;
 
 function isFatalProducerError(e: unknown): boolean {
   const name = String((e as { type?: string; name?: string }).type ?? (e as Error).name ?? '');
@@ -28,6 +30,28 @@ function isFatalProducerError(e: unknown): boolean {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Runs `attempt` until it returns without throwing, or until `gone()` (then it stops quietly);
+ * each failure is reported to `failed` and followed by a pause of `delayMs`.
+ */
+export async function retryUntilDone(
+  attempt: () => Promise<void>,
+  gone: () => boolean,
+  failed: (e: unknown) => void,
+  delayMs: number,
+): Promise<void> {
+  for (;;) {
+    try {
+      await attempt();
+      return;
+    } catch (e) {
+      if (gone()) return;
+      failed(e);
+      await sleep(delayMs);
+    }
+  }
+}
 
 export interface ProcessorDeps {
   kafka: Kafka;
@@ -253,16 +277,28 @@ export class Processor {
     // touch the consumer, whose seek() throws once it is disconnected.
     const gone = () => this.stopping || this.workers.get(worker.partition) !== worker;
     worker.restored = false;
-    worker.ready = (async () => {
-      await worker.replaceProducer().catch(() => undefined);
-      await this.restore([worker]);
-      if (gone()) return;
-      worker.restored = false;
-      const offset = await this.committedOffset(worker.partition);
-      if (gone()) return;
-      this.consumer?.seek({ topic: c.inputTopic, partition: worker.partition, offset });
-      worker.restored = true;
-    })();
+    // Until it succeeds or the partition is gone: a failed resync would leave the partition
+    // unrestored for good, and its eachBatch waiting for it would hold the consumer's next
+    // fetch for every partition (seen on a 3-node cluster when the committed offset could not
+    // be read while a partition leader was being elected).
+    worker.ready = retryUntilDone(
+      async () => {
+        await worker.replaceProducer().catch(() => undefined);
+        await this.restore([worker]);
+        if (gone()) return;
+        worker.restored = false;
+        const offset = await this.committedOffset(worker.partition);
+        if (gone()) return;
+        this.consumer?.seek({ topic: c.inputTopic, partition: worker.partition, offset });
+        worker.restored = true;
+      },
+      gone,
+      (e) => {
+        worker.restored = false;
+        log.warn({ err: e, partition: worker.partition }, 'resynchronisation failed; retrying');
+      },
+      RESYNC_RETRY_MS,
+    );
     // Nobody may await `ready` any more (e.g. after stop()): no unhandled rejection.
     worker.ready.catch((e: unknown) =>
       log.warn({ err: e, partition: worker.partition }, 'resynchronisation failed'),

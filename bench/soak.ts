@@ -185,7 +185,8 @@ async function main(): Promise<void> {
   })();
   const injector = (async () => {
     for (let i = 0; running; i++) {
-      await sleep(FAULT_EVERY_S * 1000);
+      const due = Date.now() + FAULT_EVERY_S * 1000;
+      while (running && Date.now() < due) await sleep(1_000);
       if (!running) return;
       const f = faults[i % faults.length]!;
       const at = Date.now();

@@ -13,7 +13,7 @@ import { serializeState } from '../engine/serialize';
 import type { SessionState } from '../engine/state';
 import type { RegistryCodec } from '../registry/codec';
 import { EventTally } from './observers';
-import { outputRequests } from './outputChunks';
+import { outputRequests, pinPartitions, sendProblems } from './outputChunks';
 import {
   deadLetter,
   decodeRecord,
@@ -63,6 +63,8 @@ export class PartitionWorker {
   producer: Producer;
   ready: Promise<void> = Promise.resolve();
   restored = false;
+  /** Partitions of the topics it writes (from ensureTopics): outputs are pinned to theirs. */
+  partitionCounts: ReadonlyMap<string, number> = new Map();
   private lastSweep = 0;
 
   constructor(
@@ -200,8 +202,14 @@ export class PartitionWorker {
       // limit together. Dead letters too: they are copies of input records plus headers, so
       // those of a fetched batch near its size limit exceed message.max.bytes together
       // (MESSAGE_TOO_LARGE on every retry: the partition would be stuck for good).
+      pinPartitions(sends, this.partitionCounts);
       for (const topicMessages of outputRequests([...sends])) {
-        await txn.sendBatch({ acks: -1, topicMessages });
+        const sent = await txn.sendBatch({ acks: -1, topicMessages });
+        const { missing, repeated } = sendProblems(topicMessages, sent);
+        if (missing.length > 0 || repeated.length > 0)
+          throw new Error(
+            `a retried produce request (kafkajs#1303) left ${missing.join(', ') || 'none'} unwritten and wrote ${repeated.join(', ') || 'none'} twice: aborting the transaction`,
+          );
       }
       t2 = performance.now();
       await txn.sendOffsets({

@@ -97,6 +97,8 @@ export async function partitionCount(
 
 export interface EnsuredTopics {
   inputPartitions: number;
+  /** Partitions of every topic the processor writes (outputs, DLQ, changelog). */
+  partitions: Map<string, number>;
   /** What created topics got (and existing ones were checked against). */
   replication: Replication;
   /** Existing topics replicated less than that: `underReplicated`'s lines (warned at start-up). */
@@ -161,5 +163,12 @@ export async function ensureTopics(admin: Admin, c: Config): Promise<EnsuredTopi
     admin,
     all.filter((t) => existing.has(t)),
   );
-  return { inputPartitions, replication, underReplicated: underReplicated(found, replication) };
+  const partitions = new Map<string, number>();
+  for (const t of all) partitions.set(t, await partitionCount(admin, t));
+  return {
+    inputPartitions,
+    partitions,
+    replication,
+    underReplicated: underReplicated(found, replication),
+  };
 }

@@ -15,6 +15,7 @@ module.exports = {
       testEnvironment: 'node',
       transform: { '^.+\\.ts$': tsJest },
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/cluster/'],
       // Starts Kafka + registry (or reuses KAFKA_BROKERS / SCHEMA_REGISTRY_URL) only when a test
       // of this project is selected; see src/services/index.ts.
       globalSetup: '<rootDir>/test/integration/globalSetup.ts',
@@ -24,6 +25,15 @@ module.exports = {
       setupFilesAfterEnv: ['<rootDir>/test/integration/setupTimeout.ts'],
       // maxWorkers is a global option in Jest (not per project); integration tests use unique
       // topic/group/subject names, so they are safe to run in parallel workers anyway.
+    },
+    {
+      // One file, one cluster (3 JVMs): `npx jest --selectProjects cluster`. Its own services:
+      // the cluster, and a registry unless SCHEMA_REGISTRY_URL is given.
+      displayName: 'cluster',
+      testEnvironment: 'node',
+      transform: { '^.+\\.ts$': tsJest },
+      testMatch: ['<rootDir>/test/integration/cluster/**/*.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/integration/setupTimeout.ts'],
     },
   ],
 };

@@ -61,6 +61,11 @@ export class SessionsInPlace implements ReplayFleet {
   get size(): number {
     return this.states.size;
   }
+
+  /** Every session and its state (e.g. to compare with a processor's changelog). */
+  entries(): IterableIterator<[string, SessionState]> {
+    return this.states.entries();
+  }
 }
 
 export class Replay {

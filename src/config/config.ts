@@ -104,6 +104,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Source = {}): Config {
     c[key] = entry(key).parse(v, flagName(key));
   }
   validateSecurity(c as Config, raw);
+  const { replicationFactor: rf, minInsyncReplicas: isr } = c as Config;
+  if (rf !== null && isr !== null && isr > rf)
+    throw new ConfigError(
+      `${ENV_NAMES.minInsyncReplicas} (--min-insync-replicas)=${isr} is more than ${ENV_NAMES.replicationFactor} (--replication-factor)=${rf}: no write to such a topic could ever succeed`,
+    );
   return c as Config;
 }
 

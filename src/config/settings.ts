@@ -185,9 +185,17 @@ export const SETTINGS = {
   }),
   replicationFactor: setting({
     env: 'CG_REPLICATION_FACTOR',
-    default: 1,
-    help: 'replication of created topics',
-    parse: integer(1),
+    default: null,
+    shown: 'min(3, brokers)',
+    help: 'replication factor of the topics the processor creates (src/kafka/topics.ts chooseReplication)',
+    parse: optional(integer(1)),
+  }),
+  minInsyncReplicas: setting({
+    env: 'CG_MIN_INSYNC_REPLICAS',
+    default: null,
+    shown: '2 when RF ≥ 3',
+    help: 'min.insync.replicas of the topics the processor creates',
+    parse: optional(integer(1)),
   }),
   inputFormat: setting({
     env: 'CG_INPUT_FORMAT',
@@ -380,6 +388,13 @@ export const SERVICE_SETTINGS = {
     default: '4.4.0',
     help: 'Kafka version of the local broker (from Maven Central)',
     parse: text,
+  }),
+  kafkaNodes: setting({
+    env: 'CG_KAFKA_NODES',
+    flag: null,
+    default: 1,
+    help: 'local Kafka nodes: 1 (the single broker) or a KRaft cluster of up to 5 (RF 3, min ISR 2 at 3)',
+    parse: integer(1, 5),
   }),
   registryVersion: setting({
     env: 'CG_REGISTRY_VERSION',

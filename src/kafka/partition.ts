@@ -31,6 +31,8 @@ export class PartitionTask {
   producer: Producer;
   /** Settles when the current restore or resync ends (batches wait for it). */
   ready: Promise<void> = Promise.resolve();
+  /** Partitions of the topics it writes (from ensureTopics): outputs are pinned to theirs. */
+  partitionCounts: ReadonlyMap<string, number> = new Map();
   private lastSweep = 0;
 
   constructor(
@@ -106,6 +108,7 @@ export class PartitionTask {
         topic: batch.topic,
         partition: batch.partition,
         nextOffset: next,
+        partitionCounts: this.partitionCounts,
       },
       () => this.observer.transaction?.('aborted', plan.records),
     );

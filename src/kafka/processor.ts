@@ -10,7 +10,7 @@
  */
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
-import type { Config } from '../config/config';
+import { ENV_NAMES, type Config } from '../config/config';
 import { engineOptions } from '../engine/fleet';
 import type { RegistryCodec } from '../registry/codec';
 import { registerSchemas } from '../registry/register';
@@ -23,8 +23,32 @@ import { ensureTopics } from './topics';
 import { BeforeTransactionError, ProducerFencedError } from './transaction';
 
 const RESTORE_TIMEOUT_MS = 120_000;
+/** Pause before a failed resynchronisation of a partition is tried again. */
+export const RESYNC_RETRY_MS = 1_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Runs `attempt` until it returns without throwing, or until `gone()` (then it stops quietly);
+ * each failure is reported to `failed` and followed by a pause of `delayMs`.
+ */
+export async function retryUntilDone(
+  attempt: () => Promise<void>,
+  gone: () => boolean,
+  failed: (e: unknown) => void,
+  delayMs: number,
+): Promise<void> {
+  for (;;) {
+    try {
+      await attempt();
+      return;
+    } catch (e) {
+      if (gone()) return;
+      failed(e);
+      await sleep(delayMs);
+    }
+  }
+}
 
 export interface ProcessorDeps {
   kafka: Kafka;
@@ -38,6 +62,8 @@ export interface ProcessorDeps {
 export class Processor implements SessionDirectory {
   private consumer: Consumer | null = null;
   private readonly workers = new Map<number, PartitionTask>();
+  /** Partitions of the topics it writes (from ensureTopics), given to each task. */
+  private partitionCounts: ReadonlyMap<string, number> = new Map();
   private joined = false;
   private stopping = false;
   private readonly observer: ProcessorObserver;
@@ -80,7 +106,17 @@ export class Processor implements SessionDirectory {
     const admin = kafka.admin();
     await admin.connect();
     try {
-      await ensureTopics(admin, c);
+      const topics = await ensureTopics(admin, c);
+      this.partitionCounts = topics.partitions;
+      if (topics.underReplicated.length > 0) {
+        const { replicationFactor: rf, minInsyncReplicas: isr } = topics.replication;
+        log.warn(
+          { underReplicated: topics.underReplicated, wanted: topics.replication },
+          `existing topics are replicated less than this cluster allows (replication factor ${rf}${isr === null ? '' : `, min.insync.replicas ${isr}`}): ` +
+            `${topics.underReplicated.join('; ')}; one broker failure can then lose acknowledged outputs or stop the processor; ` +
+            `raise them with kafka-reassign-partitions / kafka-configs (or set ${ENV_NAMES.replicationFactor} / ${ENV_NAMES.minInsyncReplicas} to what you accept)`,
+        );
+      }
     } finally {
       await admin.disconnect();
     }
@@ -107,6 +143,13 @@ export class Processor implements SessionDirectory {
       log.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
       this.joined = false;
       this.observer.readiness?.(false);
+      // kafkajs restarts the consumer from the committed offsets, while a batch of the crashed
+      // run may still be committing its transaction: the restarted run would then read that
+      // batch again on top of the state it left (seen on a 3-node cluster when the transaction
+      // coordinator was killed: a verdict twice). Every partition is resynchronised instead:
+      // a new producer fences the old run's transaction, state and position come from Kafka.
+      if (this.stopping) return;
+      for (const w of this.workers.values()) if (w.running) this.resync(w);
     });
     await consumer.connect();
     await consumer.subscribe({ topic: c.inputTopic, fromBeginning: true });
@@ -141,6 +184,7 @@ export class Processor implements SessionDirectory {
         this.observer,
         this.clock,
       );
+      w.partitionCounts = this.partitionCounts;
       this.workers.set(p, w);
       added.push(w);
     }
@@ -238,17 +282,29 @@ export class Processor implements SessionDirectory {
     // A resync can outlive its partition (revoked) or the processor (stop()): then it must not
     // touch the consumer, whose seek() throws once it is disconnected.
     const gone = () => this.stopping || worker.lifecycle.ended;
+    // One at a time per partition: two would keep fencing each other's new producer.
+    if (worker.state === 'resyncing') return;
     worker.lifecycle.to('resyncing');
-    worker.ready = (async () => {
-      await worker.replaceProducer().catch(() => undefined);
-      await this.restore([worker]);
-      if (gone()) return;
-      const offset = await this.committedOffset(worker.partition);
-      if (gone()) return;
-      this.consumer?.seek({ topic: c.inputTopic, partition: worker.partition, offset });
-      worker.lifecycle.to('running');
-      this.observer.readiness?.(this.isReady());
-    })();
+    // Until it succeeds or the partition is gone: a failed resync would leave the partition
+    // unrestored for good, and its eachBatch waiting for it would hold the consumer's next
+    // fetch for every partition (seen on a 3-node cluster when the committed offset could not
+    // be read while a partition leader was being elected).
+    worker.ready = retryUntilDone(
+      async () => {
+        await worker.replaceProducer().catch(() => undefined);
+        await this.restore([worker]);
+        if (gone()) return;
+        const offset = await this.committedOffset(worker.partition);
+        if (gone()) return;
+        this.consumer?.seek({ topic: c.inputTopic, partition: worker.partition, offset });
+        worker.lifecycle.to('running');
+        this.observer.readiness?.(this.isReady());
+      },
+      gone,
+      (e) =>
+        log.warn({ err: e, partition: worker.partition }, 'resynchronisation failed; retrying'),
+      RESYNC_RETRY_MS,
+    );
     // Nobody may await `ready` any more (e.g. after stop()): no unhandled rejection.
     worker.ready.catch((e: unknown) =>
       log.warn({ err: e, partition: worker.partition }, 'resynchronisation failed'),

@@ -1,7 +1,76 @@
 /** The topics of contract §6, created when absent; the changelog is compacted and partitioned like the input. */
-import type { Admin } from 'kafkajs';
+import { ConfigResourceTypes, type Admin } from 'kafkajs';
 import type { Config } from '../config/config';
 import { retry } from '../retry';
+
+/** What created topics get, and what existing ones need for the guarantee. */
+export interface Replication {
+  replicationFactor: number;
+  /** null: leave the broker's default (topics replicated fewer than 3 times). */
+  minInsyncReplicas: number | null;
+}
+
+/**
+ * Replication for a cluster of `brokers`: RF = min(3, brokers) and min.insync.replicas 2 when
+ * RF is 3 or more (one broker may fail without losing an acknowledged write or stopping
+ * writes), each unless configured. Pure, so the choice is unit-tested.
+ */
+export function chooseReplication(
+  brokers: number,
+  c: Pick<Config, 'replicationFactor' | 'minInsyncReplicas'>,
+): Replication {
+  const replicationFactor = c.replicationFactor ?? Math.max(1, Math.min(3, brokers));
+  const minInsyncReplicas = c.minInsyncReplicas ?? (replicationFactor >= 3 ? 2 : null);
+  return { replicationFactor, minInsyncReplicas };
+}
+
+/** An existing topic as found: its smallest replica count and its effective min ISR. */
+export interface TopicReplication {
+  topic: string;
+  replicas: number;
+  minInsyncReplicas: number;
+}
+
+/**
+ * Existing topics replicated less than `want` asks for: fewer replicas, or a lower min ISR
+ * (with min ISR 1, a write acknowledged by the leader alone is lost if that leader fails). One
+ * line per topic, for the start-up warning. Pure.
+ */
+export function underReplicated(found: readonly TopicReplication[], want: Replication): string[] {
+  const out: string[] = [];
+  for (const t of found) {
+    const problems: string[] = [];
+    if (t.replicas < want.replicationFactor)
+      problems.push(`replication factor ${t.replicas} < ${want.replicationFactor}`);
+    if (want.minInsyncReplicas !== null && t.minInsyncReplicas < want.minInsyncReplicas)
+      problems.push(`min.insync.replicas ${t.minInsyncReplicas} < ${want.minInsyncReplicas}`);
+    if (problems.length > 0) out.push(`${t.topic} (${problems.join(', ')})`);
+  }
+  return out;
+}
+
+async function describeReplication(admin: Admin, topics: string[]): Promise<TopicReplication[]> {
+  if (topics.length === 0) return [];
+  const meta = await admin.fetchTopicMetadata({ topics });
+  const configs = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: topics.map((name) => ({
+      type: ConfigResourceTypes.TOPIC,
+      name,
+      configNames: ['min.insync.replicas'],
+    })),
+  });
+  return meta.topics.map((t) => {
+    const entry = configs.resources
+      .find((r) => r.resourceName === t.name)
+      ?.configEntries.find((e) => e.configName === 'min.insync.replicas');
+    return {
+      topic: t.name,
+      replicas: Math.min(...t.partitions.map((p) => p.replicas.length)),
+      minInsyncReplicas: Number(entry?.configValue ?? 1),
+    };
+  });
+}
 
 /**
  * Partitions of a topic once every one has a leader. A new topic's metadata can briefly say
@@ -28,18 +97,42 @@ export async function partitionCount(
   );
 }
 
-export async function ensureTopics(admin: Admin, c: Config): Promise<{ inputPartitions: number }> {
+export interface EnsuredTopics {
+  inputPartitions: number;
+  /** Partitions of every topic the processor writes (outputs, DLQ, changelog). */
+  partitions: Map<string, number>;
+  /** What created topics got (and existing ones were checked against). */
+  replication: Replication;
+  /** Existing topics replicated less than that: `underReplicated`'s lines (warned at start-up). */
+  underReplicated: string[];
+}
+
+export async function ensureTopics(admin: Admin, c: Config): Promise<EnsuredTopics> {
+  const all = [
+    c.inputTopic,
+    c.verdictTopic,
+    c.spillTopic,
+    c.auditTopic,
+    c.dlqTopic,
+    c.changelogTopic,
+  ];
   const existing = new Set(await admin.listTopics());
-  const plain = [c.inputTopic, c.verdictTopic, c.spillTopic, c.auditTopic, c.dlqTopic].filter(
-    (t) => !existing.has(t),
-  );
+  const brokers = (await admin.describeCluster()).brokers.length;
+  const replication = chooseReplication(brokers, c);
+  const { replicationFactor } = replication;
+  const minIsr =
+    replication.minInsyncReplicas === null
+      ? []
+      : [{ name: 'min.insync.replicas', value: String(replication.minInsyncReplicas) }];
+  const plain = all.filter((t) => t !== c.changelogTopic && !existing.has(t));
   if (plain.length > 0) {
     await admin.createTopics({
       waitForLeaders: false,
       topics: plain.map((topic) => ({
         topic,
         numPartitions: c.partitions,
-        replicationFactor: c.replicationFactor,
+        replicationFactor,
+        configEntries: minIsr,
       })),
     });
   }
@@ -52,10 +145,11 @@ export async function ensureTopics(admin: Admin, c: Config): Promise<{ inputPart
         {
           topic: c.changelogTopic,
           numPartitions: inputPartitions,
-          replicationFactor: c.replicationFactor,
+          replicationFactor,
           configEntries: [
             { name: 'cleanup.policy', value: 'compact' },
             { name: 'min.compaction.lag.ms', value: '0' },
+            ...minIsr,
           ],
         },
       ],
@@ -67,5 +161,16 @@ export async function ensureTopics(admin: Admin, c: Config): Promise<{ inputPart
       `${c.changelogTopic} has ${changelogPartitions} partitions but ${c.inputTopic} has ${inputPartitions}: state is restored per input partition, so they must match`,
     );
   }
-  return { inputPartitions };
+  const found = await describeReplication(
+    admin,
+    all.filter((t) => existing.has(t)),
+  );
+  const partitions = new Map<string, number>();
+  for (const t of all) partitions.set(t, await partitionCount(admin, t));
+  return {
+    inputPartitions,
+    partitions,
+    replication,
+    underReplicated: underReplicated(found, replication),
+  };
 }

@@ -22,7 +22,7 @@ import {
 } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
-import { outputRequests } from './outputChunks';
+import { outputRequests, pinPartitions, sendProblems } from './outputChunks';
 import { OperationalError } from '../errors';
 
 /**
@@ -143,6 +143,8 @@ export interface BatchCommit {
   partition: number;
   /** The offset after the batch's last record. */
   nextOffset: string;
+  /** Partitions of each output topic (from ensureTopics): every output is pinned to one. */
+  partitionCounts: ReadonlyMap<string, number>;
 }
 
 /** Where a committed transaction's time went (ms, from `performance.now()`). */
@@ -176,8 +178,18 @@ export async function commitBatch(
     // limit together. Dead letters too: they are copies of input records plus headers, so
     // those of a fetched batch near its size limit exceed message.max.bytes together
     // (MESSAGE_TOO_LARGE on every retry: the partition would be stuck for good).
+    // Pinned, so that a produce request's results can be checked partition by partition:
+    // kafkajs 2.2.4's retry of a partly failed sendBatch skips the brokers that already
+    // answered (tulios/kafkajs#1303), and after a leader move outputs went unwritten (or were
+    // written twice) while offsets and changelog committed. Such a send aborts the transaction.
+    pinPartitions(c.sends, c.partitionCounts);
     for (const topicMessages of outputRequests([...c.sends])) {
-      await txn.sendBatch({ acks: -1, topicMessages });
+      const results = await txn.sendBatch({ acks: -1, topicMessages });
+      const { missing, repeated } = sendProblems(topicMessages, results);
+      if (missing.length > 0 || repeated.length > 0)
+        throw new Error(
+          `a retried produce request (kafkajs#1303) left ${missing.join(', ') || 'none'} unwritten and wrote ${repeated.join(', ') || 'none'} twice: aborting the transaction`,
+        );
     }
     sent = performance.now();
     await txn.sendOffsets({

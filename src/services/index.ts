@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { dockerAvailable, startContainers } from './containers';
 import { startLocalKafka } from './localKafka';
+import { startLocalKafkaCluster } from './localCluster';
 import { startLocalRegistry } from './localRegistry';
 import { ENV_NAMES, serviceSettings } from '../config/config';
 import { pruneLogs } from './processes';
@@ -39,6 +40,8 @@ const LOG_RETENTION_MS = 3 * 24 * 3600_000;
  * 2. a reachable Docker engine: containers via testcontainers;
  * 3. otherwise local JVMs (Kafka KRaft broker, Apicurio Registry) fetched once through Maven
  *    into `.cache/` (env CG_CACHE_DIR), versions from CG_KAFKA_VERSION / CG_REGISTRY_VERSION.
+ *    Env CG_KAFKA_NODES=3 starts a local 3-node cluster instead of the single broker (RF 3,
+ *    min.insync.replicas 2; src/services/localCluster.ts); the default is 1.
  * When only one of the two env vars is set, that one is used and only the other is started.
  */
 export async function provideServices(opts: ProvideServicesOptions = {}): Promise<Services> {
@@ -65,13 +68,17 @@ export async function provideServices(opts: ProvideServicesOptions = {}): Promis
 
   const cache = settings.cacheDir;
   pruneLogs(join(cache, 'logs'), LOG_RETENTION_MS);
+  const nodes = settings.kafkaNodes;
   const [kafka, registry] = await Promise.allSettled([
     givenBrokers === undefined
-      ? startLocalKafka({
-          cacheDir: cache,
-          version: settings.kafkaVersion,
-          startTimeoutMs,
-        })
+      ? nodes === 1
+        ? startLocalKafka({ cacheDir: cache, version: settings.kafkaVersion, startTimeoutMs })
+        : startLocalKafkaCluster({
+            cacheDir: cache,
+            version: settings.kafkaVersion,
+            startTimeoutMs,
+            nodes,
+          })
       : undefined,
     givenRegistry === undefined
       ? startLocalRegistry({

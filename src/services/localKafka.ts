@@ -148,7 +148,7 @@ export async function startLocalKafka(opts: LocalKafkaOptions): Promise<LocalKaf
  * answers COORDINATOR_NOT_AVAILABLE / LOAD_IN_PROGRESS, which kafkajs 2.2.4 does not retry
  * for TxnOffsetCommit (a transaction's sendOffsets fails). Tests should not see that warm-up.
  */
-async function isReady(brokers: string[]): Promise<boolean> {
+export async function isReady(brokers: string[], expectedBrokers = 1): Promise<boolean> {
   const kafka = new Kafka({
     clientId: 'services-readiness',
     brokers,
@@ -166,7 +166,7 @@ async function isReady(brokers: string[]): Promise<boolean> {
   try {
     await admin.connect();
     const cluster = await admin.describeCluster();
-    if (cluster.brokers.length === 0) return false;
+    if (cluster.brokers.length < expectedBrokers) return false;
     await admin.listTopics();
     await admin.describeGroups(['services-readiness']); // throws until the group coordinator is loaded
     await producer.connect(); // InitProducerId goes through the transaction coordinator
@@ -219,7 +219,7 @@ function serverProperties(
 }
 
 /** Everything to stdout (which is the log file); the per-config dumps are most of the volume. */
-const LOG4J2_PROPERTIES = `status = warn
+export const LOG4J2_PROPERTIES = `status = warn
 appender.out.type = Console
 appender.out.name = STDOUT
 appender.out.layout.type = PatternLayout
@@ -231,7 +231,7 @@ logger.config.level = WARN
 `;
 
 /** Kafka's Uuid string form: 16 random bytes, URL-safe base64 without padding, not starting with '-'. */
-function clusterId(): string {
+export function clusterId(): string {
   for (;;) {
     const id = randomBytes(16).toString('base64url');
     if (!id.startsWith('-')) return id;

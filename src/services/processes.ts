@@ -25,6 +25,8 @@ export interface ManagedProcess {
   readonly exitedWith: string | undefined;
   /** SIGTERM to the whole process group, SIGKILL after `graceMs`; resolves once it is gone. */
   stop(graceMs?: number): Promise<void>;
+  /** A signal to the whole process group (e.g. SIGKILL, SIGSTOP, SIGCONT for fault tests). */
+  signal(signal: NodeJS.Signals): void;
 }
 
 export interface ProcessSpec {
@@ -40,6 +42,17 @@ export interface ProcessSpec {
 const DEFAULT_GRACE_MS = 20_000;
 const live = new Set<ChildProcess>();
 const tempDirs = new Set<string>();
+const cleanups = new Set<() => void>();
+
+/**
+ * A synchronous clean-up (e.g. deleting network namespaces) that also runs if the process
+ * exits without undoing it; returns the function that unregisters it again.
+ */
+export function onExitCleanup(cleanup: () => void): () => void {
+  cleanups.add(cleanup);
+  installHooks();
+  return () => cleanups.delete(cleanup);
+}
 
 /** A fresh temp dir (broker data, scratch files) that is deleted even if we never stop(). */
 export function makeTempDir(prefix: string): string {
@@ -110,10 +123,14 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
     async stop(graceMs = DEFAULT_GRACE_MS) {
       if (exitedWith !== undefined) return;
       signalGroup(pid, 'SIGTERM');
+      signalGroup(pid, 'SIGCONT'); // a paused (SIGSTOP) process only sees SIGTERM once resumed
       if (await settlesWithin(exited, graceMs)) return;
       process.stderr.write(`[services] ${spec.name} ignored SIGTERM for ${graceMs} ms: SIGKILL\n`);
       signalGroup(pid, 'SIGKILL');
       await settlesWithin(exited, 5_000);
+    },
+    signal(signal: NodeJS.Signals) {
+      if (exitedWith === undefined) signalGroup(pid, signal);
     },
   };
 }
@@ -245,6 +262,14 @@ function installHooks(): void {
     live.clear();
     for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
     tempDirs.clear();
+    for (const cleanup of cleanups) {
+      try {
+        cleanup();
+      } catch {
+        // best effort: the process is exiting
+      }
+    }
+    cleanups.clear();
   };
   process.once('exit', killAll);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {

@@ -11,7 +11,12 @@ import { serviceEnv } from './env';
 import { Replay, type AuditLineRecord } from '../../src/audit/replay';
 
 export const { brokers, registryUrl } = serviceEnv();
-export const kafka = new Kafka({ clientId: 'cg-it', brokers, logLevel: logLevel.ERROR });
+// CG_TEST_KAFKA_LOG=nothing quiets the expected connection errors of fault tests.
+export const kafka = new Kafka({
+  clientId: 'cg-it',
+  brokers,
+  logLevel: process.env.CG_TEST_KAFKA_LOG === 'nothing' ? logLevel.NOTHING : logLevel.ERROR,
+});
 
 /** A config with topics and group unique to one test. */
 export function testConfig(overrides: Partial<Config> = {}): Config {

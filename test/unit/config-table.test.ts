@@ -188,6 +188,7 @@ describe('the settings table', () => {
     const s = serviceSettings({
       CG_CACHE_DIR: '/tmp/cg-cache',
       CG_KAFKA_VERSION: '4.1.0',
+      CG_KAFKA_NODES: '3',
       CG_REGISTRY_VERSION: '3.0.0',
       CG_DOCKER: '0',
       CG_JAVA_HOME: '/opt/jdk',
@@ -197,6 +198,7 @@ describe('the settings table', () => {
     expect(s).toEqual({
       cacheDir: '/tmp/cg-cache',
       kafkaVersion: '4.1.0',
+      kafkaNodes: 3,
       registryVersion: '3.0.0',
       docker: false,
       javaHome: '/opt/jdk',

@@ -15,6 +15,10 @@ import type { Config } from '../../../src/config/config';
 import { ENV_NAMES } from '../../../src/config/config';
 import type { ContextEvent } from '../../../src/engine/events';
 import type { AuditLineRecord } from '../../../src/audit/replay';
+import { deserializeState, serializeState } from '../../../src/engine/serialize';
+import type { SessionState } from '../../../src/engine/state';
+import { BARRIER_KEY } from '../../../src/kafka/restore';
+import { Replay, SessionsInPlace } from '../../../src/audit/replay';
 import { consumed, decodeOutput, kafka, offline, verdictMap, type Consumed } from '../pipeline';
 
 export const REPO_ROOT = resolve(__dirname, '../../..');
@@ -45,8 +49,8 @@ export async function waitFor(
   }
 }
 
-export async function httpStatus(port: number, path: string): Promise<number> {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+export async function httpStatus(port: number, path: string, host = '127.0.0.1'): Promise<number> {
+  const res = await fetch(`http://${host}:${port}${path}`, {
     signal: AbortSignal.timeout(3_000),
   });
   await res.arrayBuffer();
@@ -57,7 +61,16 @@ export async function httpStatus(port: number, path: string): Promise<number> {
 export interface Child {
   proc: ChildProcess;
   httpPort: number;
+  /** Where its HTTP server answers (127.0.0.1 unless it runs in a network namespace). */
+  httpHost: string;
   exited: Promise<number | null>;
+}
+
+/** Where a processor runs: a command prefix (e.g. `ip netns exec <ns>`) and its address there. */
+export interface SpawnPlace {
+  prefix: string[];
+  /** The namespace's address: its HTTP server binds there, the test reaches it there. */
+  address: string;
 }
 
 /** The group and topic names of `c` as the env vars of `run`. */
@@ -77,8 +90,10 @@ export async function spawnProcessor(
   c: Config,
   logFile: string,
   extraEnv: Record<string, string> = {},
+  place?: SpawnPlace,
 ): Promise<Child> {
   const httpPort = await freePort();
+  const httpHost = place?.address ?? '127.0.0.1';
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     [ENV_NAMES.brokers]: c.brokers.join(','),
@@ -87,20 +102,22 @@ export async function spawnProcessor(
     [ENV_NAMES.partitions]: String(c.partitions),
     [ENV_NAMES.sessionTimeoutMs]: String(c.sessionTimeoutMs),
     [ENV_NAMES.transactionTimeoutMs]: String(c.transactionTimeoutMs),
-    [ENV_NAMES.httpHost]: '127.0.0.1',
+    [ENV_NAMES.httpHost]: httpHost,
     [ENV_NAMES.httpPort]: String(httpPort),
     [ENV_NAMES.logLevel]: 'warn',
     ...extraEnv,
   };
   const fd = openSync(logFile, 'a');
-  const proc = spawn(process.execPath, [join(REPO_ROOT, 'bin/compaction-guard.js'), 'run'], {
+  const command = [process.execPath, join(REPO_ROOT, 'bin/compaction-guard.js'), 'run'];
+  const [program, ...args] = [...(place?.prefix ?? []), ...command] as [string, ...string[]];
+  const proc = spawn(program, args, {
     cwd: REPO_ROOT,
     env,
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
-  return { proc, httpPort, exited };
+  return { proc, httpPort, httpHost, exited };
 }
 
 /** SIGKILL: no shutdown hook runs, the open transaction (if any) is left to the broker. */
@@ -269,6 +286,48 @@ export function expectExactlyOnce(r: ExactlyOnce): void {
       : [],
   );
   expect([...spillIds].sort()).toEqual([...spillVerdicts].sort());
+}
+
+/**
+ * The input topic as delivered (JSON events), read_committed, in each partition's order: what
+ * the processor really saw, duplicates of a retried send included. Sessions are keyed, so a
+ * session's events keep their order when the partitions are concatenated.
+ */
+export async function deliveredInput(c: Config, min: number): Promise<ContextEvent[]> {
+  const got = await drain([c.inputTopic], min, 2_000, 120_000);
+  return got.map((r) => JSON.parse(r.value!.toString('utf8')) as ContextEvent);
+}
+
+/** A state's bytes with the processing-time stamp of its stored verdicts zeroed (DESIGN §7). */
+function comparable(s: SessionState): string {
+  const verdicts = s.verdicts.map((v) => ({ ...v, decidedAt: 0 }));
+  return serializeState({ ...s, verdicts }).toString('base64');
+}
+
+/**
+ * Per-session state, the changelog's last record per session against the offline replay of the
+ * same events (apart from the stored verdicts' decidedAt, which is processing time): sessions
+ * whose state differs, or that only one side has.
+ */
+export async function statesVersusReplay(
+  c: Config,
+  events: readonly ContextEvent[],
+): Promise<{ sessions: number; differing: string[] }> {
+  const sessions = new SessionsInPlace();
+  const replay = new Replay(sessions);
+  events.forEach((e, i) => replay.line(JSON.stringify(e), i + 1));
+  const want = new Map<string, string>();
+  for (const [id, state] of sessions.entries()) want.set(id, comparable(state));
+  const got = new Map<string, string>();
+  for (const r of await drain([c.changelogTopic], want.size, 2_000, 120_000)) {
+    if (r.key === null || r.key === BARRIER_KEY) continue;
+    if (r.value === null) got.delete(r.key);
+    else got.set(r.key, comparable(deserializeState(r.value)));
+  }
+  const differing = [...new Set([...want.keys(), ...got.keys()])].filter(
+    (id) => want.get(id) !== got.get(id),
+  );
+  return { sessions: want.size, differing };
 }
 
 /** Figures for the README, printed once per scenario. */

@@ -283,12 +283,7 @@ async function main(): Promise<void> {
     windows,
     rssStartMb: Math.round(samples[0]?.rssMb ?? NaN),
     rssEndMb: Math.round(rssEnd),
-    records: r.records,
-    verdicts: r.verdicts,
-    spillRequests: r.spills,
-    audit: r.audits,
-    lost: r.lost,
-    duplicated: r.duplicated,
+    ...H.exactlyOnceFigures(r),
     totalSeconds: Math.round((Date.now() - started) / 1000),
     machine: machine(),
   };

@@ -16,7 +16,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { findJava } from './java';
-import { clusterId, LOG4J2_PROPERTIES } from './localKafka';
+import { clusterId, LOG4J2_PROPERTIES, storageFormatArgs } from './localKafka';
 import { fetchKafkaLibs } from './maven';
 import { freePorts, LOOPBACK } from './ports';
 import {
@@ -254,18 +254,7 @@ export async function startLocalKafkaCluster(
     );
     const logFile = join(opts.cacheDir, 'logs', `${logName}-${s.id}.log`);
     await runCommand({
-      ...inNamespace(s, java, [
-        '-Xmx256m',
-        '-XX:TieredStopAtLevel=1',
-        '-XX:+UseSerialGC',
-        ...classpath,
-        'kafka.tools.StorageTool',
-        'format',
-        '--cluster-id',
-        id,
-        '--config',
-        config,
-      ]),
+      ...inNamespace(s, java, storageFormatArgs(classpath, id, config)),
       output: { logFile },
       timeoutMs: opts.startTimeoutMs,
     });

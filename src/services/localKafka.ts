@@ -76,23 +76,10 @@ export async function startLocalKafka(opts: LocalKafkaOptions): Promise<LocalKaf
   process.stderr.write(
     `[services] starting Kafka ${opts.version} on ${LOOPBACK}:${port}, log ${logFile}\n`,
   );
-  // KRaft needs its metadata log formatted with a cluster id before the first start. A short
-  // run, so the JIT's C1 tier and the serial GC are enough and start faster.
+  // KRaft needs its metadata log formatted with a cluster id before the first start.
   await runCommand({
     command: java,
-    args: [
-      '-Xmx256m',
-      '-XX:TieredStopAtLevel=1',
-      '-XX:+UseSerialGC',
-      ...classpath,
-      'kafka.tools.StorageTool',
-      'format',
-      '--cluster-id',
-      clusterId(),
-      '--config',
-      config,
-      ...(opts.formatArgs ?? []),
-    ],
+    args: [...storageFormatArgs(classpath, clusterId(), config), ...(opts.formatArgs ?? [])],
     output: { logFile },
     timeoutMs: opts.startTimeoutMs,
   });
@@ -231,6 +218,25 @@ logger.config.level = WARN
 `;
 
 /** Kafka's Uuid string form: 16 random bytes, URL-safe base64 without padding, not starting with '-'. */
+/**
+ * The JVM arguments of KRaft's `StorageTool format` (a node's metadata log needs it before its
+ * first start). A short run, so the JIT's C1 tier and the serial GC are enough and start faster.
+ */
+export function storageFormatArgs(classpath: string[], id: string, config: string): string[] {
+  return [
+    '-Xmx256m',
+    '-XX:TieredStopAtLevel=1',
+    '-XX:+UseSerialGC',
+    ...classpath,
+    'kafka.tools.StorageTool',
+    'format',
+    '--cluster-id',
+    id,
+    '--config',
+    config,
+  ];
+}
+
 export function clusterId(): string {
   for (;;) {
     const id = randomBytes(16).toString('base64url');

@@ -28,6 +28,7 @@ import {
   waitAllCommitted,
   waitFor,
   type Child,
+  exactlyOnceFigures,
 } from './faults/harness';
 
 jest.setTimeout(420_000);
@@ -87,12 +88,7 @@ describe('contract §8 under faults', () => {
         cycles: CYCLES,
         killedWhileReady: kills.filter((k) => k.ready).length,
         events: events.length,
-        records: r.records,
-        verdicts: r.verdicts,
-        spillRequests: r.spills,
-        audit: r.audits,
-        lost: r.lost,
-        duplicated: r.duplicated,
+        ...exactlyOnceFigures(r),
         abortedOutputRecords: uncommitted.length - r.records,
         seconds: Math.round((Date.now() - started) / 1000),
         log,

@@ -211,6 +211,18 @@ export interface ExactlyOnce {
   extra: AuditLineRecord[];
 }
 
+/** The exactly-once figures of a check, as the fault reports print them. */
+export function exactlyOnceFigures(r: ExactlyOnce) {
+  return {
+    records: r.records,
+    verdicts: r.verdicts,
+    spillRequests: r.spills,
+    audit: r.audits,
+    lost: r.lost,
+    duplicated: r.duplicated,
+  };
+}
+
 const verdictKey = (r: { sessionId: string; inputSeq: number; requestId: string }) =>
   `${r.sessionId}/${r.inputSeq}/${r.requestId}`;
 

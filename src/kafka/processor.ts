@@ -14,6 +14,7 @@ import { ENV_NAMES, type Config } from '../config/config';
 import { engineOptions } from '../engine/fleet';
 import type { RegistryCodec } from '../registry/codec';
 import { registerSchemas } from '../registry/register';
+import { retry } from '../retry';
 import { cacheTransactionCoordinators } from './coordinatorCache';
 import type { SessionDirectory, TrackedSession } from '../http/sessionDirectory';
 import { PartitionTask } from './partition';
@@ -30,7 +31,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Runs `attempt` until it returns without throwing, or until `gone()` (then it stops quietly);
- * each failure is reported to `failed` and followed by a pause of `delayMs`.
+ * each failure is reported to `failed` and followed by a pause of `delayMs`. The shell's one
+ * retry policy (src/retry.ts), with no bound: only the partition's end stops it.
  */
 export async function retryUntilDone(
   attempt: () => Promise<void>,
@@ -38,16 +40,16 @@ export async function retryUntilDone(
   failed: (e: unknown) => void,
   delayMs: number,
 ): Promise<void> {
-  for (;;) {
-    try {
-      await attempt();
-      return;
-    } catch (e) {
-      if (gone()) return;
-      failed(e);
-      await sleep(delayMs);
-    }
-  }
+  const retried = retry(attempt, {
+    attempts: Number.POSITIVE_INFINITY,
+    backoff: { initialMs: delayMs, growth: 'constant' },
+    retriable: () => !gone(),
+    onRetry: (e) => failed(e),
+  });
+  // Retries end with a failure only once the partition is gone: then the stop is quiet.
+  await retried.catch((e: unknown) => {
+    if (!gone()) throw e;
+  });
 }
 
 export interface ProcessorDeps {

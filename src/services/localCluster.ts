@@ -16,7 +16,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { findJava } from './java';
-import { clusterId, LOG4J2_PROPERTIES, storageFormatArgs } from './localKafka';
+import { clusterId, kafkaServerArgs, LOG4J2_PROPERTIES, storageFormatArgs } from './localKafka';
 import { fetchKafkaLibs } from './maven';
 import { freePorts, LOOPBACK } from './ports';
 import {
@@ -283,15 +283,11 @@ export async function startLocalKafkaCluster(
       launch() {
         proc = startProcess({
           name: `kafka-${s.id}`,
-          ...inNamespace(s, java, [
-            '-Xms64m',
-            `-Xmx${heapMb}m`,
-            '-XX:+UseG1GC',
-            '-Djava.awt.headless=true',
-            ...classpath,
-            'kafka.Kafka',
-            config,
-          ]),
+          ...inNamespace(
+            s,
+            java,
+            kafkaServerArgs({ initialMb: 64, maxMb: heapMb }, classpath, config),
+          ),
           logFile,
         });
       },

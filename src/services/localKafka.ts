@@ -87,15 +87,7 @@ export async function startLocalKafka(opts: LocalKafkaOptions): Promise<LocalKaf
     startProcess({
       name: 'kafka',
       command: java,
-      args: [
-        '-Xms128m',
-        '-Xmx512m',
-        '-XX:+UseG1GC',
-        '-Djava.awt.headless=true',
-        ...classpath,
-        'kafka.Kafka',
-        config,
-      ],
+      args: kafkaServerArgs({ initialMb: 128, maxMb: 512 }, classpath, config),
       logFile,
     });
   let broker = launch();
@@ -233,6 +225,23 @@ export function storageFormatArgs(classpath: string[], id: string, config: strin
     '--cluster-id',
     id,
     '--config',
+    config,
+  ];
+}
+
+/** The JVM arguments of one Kafka node (broker, or controller and broker) with `config`. */
+export function kafkaServerArgs(
+  heap: { initialMb: number; maxMb: number },
+  classpath: string[],
+  config: string,
+): string[] {
+  return [
+    `-Xms${heap.initialMb}m`,
+    `-Xmx${heap.maxMb}m`,
+    '-XX:+UseG1GC',
+    '-Djava.awt.headless=true',
+    ...classpath,
+    'kafka.Kafka',
     config,
   ];
 }

@@ -15,7 +15,9 @@ import {
   faultLogFile,
   freePort,
   httpStatus,
+  portIsFree,
   spawnProcessor,
+  terminalEnv,
   topicEnv,
   waitAllCommitted,
   waitFor,
@@ -31,11 +33,7 @@ interface Outcome {
 
 /** Runs the CLI to its end (at most `timeoutMs`), with only `env` of the CG settings set. */
 function runCli(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<Outcome> {
-  const clean = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([k]) => !k.startsWith('CG_') && k !== 'KAFKA_BROKERS' && k !== 'SCHEMA_REGISTRY_URL',
-    ),
-  ) as Record<string, string>;
+  const clean = terminalEnv();
   const started = Date.now();
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: REPO_ROOT,
@@ -59,14 +57,6 @@ function expectOneLine(o: Outcome, code: string, setting: string): void {
   expect(lines).toHaveLength(1);
   expect(lines[0]).toMatch(new RegExp(`^compaction-guard run: .*${setting}.* \\[${code}\\b`));
   expect(o.stderr).not.toMatch(/^\s+at /m);
-}
-
-async function portIsFree(port: number): Promise<boolean> {
-  const probe = createServer();
-  return new Promise((resolve) => {
-    probe.once('error', () => resolve(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-  });
 }
 
 describe('start-up failures of run', () => {

@@ -9,23 +9,17 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, freePort, waitFor } from './faults/harness';
+import { REPO_ROOT, freePort, portIsFree, terminalEnv, waitFor } from './faults/harness';
 
 const READY_TIMEOUT_MS = 240_000;
 
-/** The environment of a fresh terminal: none of the test run's Kafka or CG settings. */
-function terminalEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const clean = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([k]) => !k.startsWith('CG_') && k !== 'KAFKA_BROKERS' && k !== 'SCHEMA_REGISTRY_URL',
-    ),
-  );
+/** A fresh terminal's environment, plus `extra`. */
+function newTerminal(extra: Record<string, string>): NodeJS.ProcessEnv {
   // The fetched Kafka/Apicurio distributions are shared with the rest of the suite.
   const cache = process.env.CG_CACHE_DIR ? { CG_CACHE_DIR: process.env.CG_CACHE_DIR } : {};
-  return { ...clean, ...cache, ...extra };
+  return { ...terminalEnv(), ...cache, ...extra };
 }
 
 /** `npx compaction-guard ARGS` in the clone, to its end. */
@@ -77,14 +71,6 @@ function alive(pid: number): boolean {
   }
 }
 
-async function portIsFree(port: number): Promise<boolean> {
-  const probe = createServer();
-  return new Promise((resolve) => {
-    probe.once('error', () => resolve(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-  });
-}
-
 const portOf = (hostPort: string) => Number(new URL(`tcp://${hostPort}`).port);
 
 describe("the README's quick start on this clone", () => {
@@ -104,7 +90,7 @@ describe("the README's quick start on this clone", () => {
     async (stop) => {
       const httpPort = await freePort();
       const stateFile = join(dir, 'embedded.json');
-      const env = terminalEnv({ CG_HTTP_PORT: String(httpPort), CG_EMBEDDED_FILE: stateFile });
+      const env = newTerminal({ CG_HTTP_PORT: String(httpPort), CG_EMBEDDED_FILE: stateFile });
 
       // Its own process group, as in a terminal (where Ctrl-C signals the whole group).
       start = spawn('npm', ['start'], {

@@ -24,6 +24,24 @@ import { consumed, decodeOutput, kafka, offline, verdictMap, type Consumed } fro
 export const REPO_ROOT = resolve(__dirname, '../../..');
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** The test run's environment as a fresh terminal has it: no CG_*, Kafka or registry setting. */
+export function terminalEnv(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !k.startsWith('CG_') && k !== 'KAFKA_BROKERS' && k !== 'SCHEMA_REGISTRY_URL',
+    ),
+  ) as Record<string, string>;
+}
+
+/** Whether nothing listens on `port` of the loopback (it can be bound). */
+export async function portIsFree(port: number): Promise<boolean> {
+  const probe = createServer();
+  return new Promise((resolve) => {
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
 /** A free TCP port on the loopback (closed again before it is returned). */
 export async function freePort(): Promise<number> {
   const server = createServer();

@@ -1,6 +1,6 @@
 /** The topics of contract §6, created when absent; the changelog is compacted and partitioned like the input. */
 import { ConfigResourceTypes, type Admin } from 'kafkajs';
-import type { Config } from '../config/config';
+import { TOPIC_KEYS, type Config } from '../config/config';
 import { retry } from '../retry';
 
 /** What created topics get, and what existing ones need for the guarantee. */
@@ -108,14 +108,7 @@ export interface EnsuredTopics {
 }
 
 export async function ensureTopics(admin: Admin, c: Config): Promise<EnsuredTopics> {
-  const all = [
-    c.inputTopic,
-    c.verdictTopic,
-    c.spillTopic,
-    c.auditTopic,
-    c.dlqTopic,
-    c.changelogTopic,
-  ];
+  const all = TOPIC_KEYS.map((key) => c[key]);
   const existing = new Set(await admin.listTopics());
   const brokers = (await admin.describeCluster()).brokers.length;
   const replication = chooseReplication(brokers, c);
@@ -136,8 +129,15 @@ export async function ensureTopics(admin: Admin, c: Config): Promise<EnsuredTopi
       })),
     });
   }
-  for (const t of plain) await partitionCount(admin, t);
-  const inputPartitions = await partitionCount(admin, c.inputTopic);
+  // Each topic's partitions once (waiting for the leaders of those just created).
+  const partitions = new Map<string, number>();
+  const count = async (topic: string): Promise<number> => {
+    const n = partitions.get(topic) ?? (await partitionCount(admin, topic));
+    partitions.set(topic, n);
+    return n;
+  };
+  for (const t of plain) await count(t);
+  const inputPartitions = await count(c.inputTopic);
   if (!existing.has(c.changelogTopic)) {
     await admin.createTopics({
       waitForLeaders: false,
@@ -155,7 +155,7 @@ export async function ensureTopics(admin: Admin, c: Config): Promise<EnsuredTopi
       ],
     });
   }
-  const changelogPartitions = await partitionCount(admin, c.changelogTopic);
+  const changelogPartitions = await count(c.changelogTopic);
   if (changelogPartitions !== inputPartitions) {
     throw new Error(
       `${c.changelogTopic} has ${changelogPartitions} partitions but ${c.inputTopic} has ${inputPartitions}: state is restored per input partition, so they must match`,
@@ -165,8 +165,7 @@ export async function ensureTopics(admin: Admin, c: Config): Promise<EnsuredTopi
     admin,
     all.filter((t) => existing.has(t)),
   );
-  const partitions = new Map<string, number>();
-  for (const t of all) partitions.set(t, await partitionCount(admin, t));
+  for (const t of all) await count(t);
   return {
     inputPartitions,
     partitions,

@@ -17,6 +17,7 @@ import { evolveInPlace } from '../engine/step';
 import { serializeState } from '../engine/serialize';
 import type { SessionState } from '../engine/state';
 import type { RegistryCodec } from '../registry/codec';
+import { encodePosition, positionKey, stateKey } from './changelogKeys';
 import { EventTally } from './processorObserver';
 import {
   deadLetter,
@@ -159,16 +160,27 @@ export class BatchPlanner {
     }
   }
 
-  /** The sweep, then one changelog record per touched or freed session: the plan. */
-  finish(): BatchPlan {
+  /**
+   * The sweep, then one changelog record per touched or freed session and the input position
+   * after the batch, `nextOffset` (changelogKeys.ts: the restore's position, exact with the
+   * state): the plan.
+   */
+  finish(nextOffset: string): BatchPlan {
+    const { batch } = this;
+    const changelog = this.ctx.config.changelogTopic;
     this.ctx.sweep?.(this.overlay);
     for (const [sessionId, state] of this.overlay) {
-      this.emit(this.ctx.config.changelogTopic, {
-        key: sessionId,
+      this.emit(changelog, {
+        key: stateKey(sessionId),
         value: state === null ? null : serializeState(state),
-        partition: this.batch.partition,
+        partition: batch.partition,
       });
     }
+    this.emit(changelog, {
+      key: positionKey(batch.topic),
+      value: encodePosition(nextOffset),
+      partition: batch.partition,
+    });
     return {
       sends: this.sends,
       overlay: this.overlay,

@@ -31,6 +31,8 @@ export class PartitionTask {
   producer: Producer;
   /** Settles when the current restore or resync ends (batches wait for it). */
   ready: Promise<void> = Promise.resolve();
+  /** The input offset of the last restored state (changelogKeys.ts); null: none recorded. */
+  restoredPosition: string | null = null;
   /** Partitions of the topics it writes (from ensureTopics): outputs are pinned to theirs. */
   partitionCounts: ReadonlyMap<string, number> = new Map();
   private lastSweep = 0;
@@ -86,7 +88,8 @@ export class PartitionTask {
       const d = decodeForBatch(m, c.inputFormat, this.codec);
       planner.add(m, d instanceof Promise ? await d : d);
     }
-    const plan = planner.finish();
+    const next = (BigInt(batch.lastOffset()) + 1n).toString();
+    const plan = planner.finish(next);
     for (const d of plan.deadLetters) {
       this.observer.deadLetter?.(d.code);
       this.log.warn(
@@ -98,7 +101,6 @@ export class PartitionTask {
       this.observer.engineSteps?.(plan.steps, plan.engineMs / 1000);
       this.observer.batchEvents?.(plan.tally);
     }
-    const next = (BigInt(batch.lastOffset()) + 1n).toString();
     const t1 = performance.now();
     const times = await commitBatch(
       this.producer,

@@ -12,7 +12,7 @@
  * - restoring: a new transactional producer (fencing any zombie), a barrier, the changelog read.
  * - running: batches are processed; the only state in which they are.
  * - resyncing: a batch's transaction failed with an unknown outcome or we were fenced: a new
- *   producer, state from the changelog again, position from the group's committed offset.
+ *   producer, state and input position from the changelog again (changelogKeys.ts).
  * - revoked: the group took the partition away (a rebalance).
  * - closed: the processor stopped.
  *

@@ -5,8 +5,8 @@
  * producer (fencing any zombie), then their state is restored from the changelog before their
  * first batch is processed (→ running). A batch that failed before its transaction began is
  * read again; a transaction whose outcome is unknown, or a fenced producer, resynchronises the
- * partition from Kafka (running → resyncing → running: state from the changelog, position from
- * the group's committed offset). A rebalance revokes partitions, stop() closes them.
+ * partition from Kafka (running → resyncing → running: state and input position from the
+ * changelog, changelogKeys.ts). A rebalance revokes partitions, stop() closes them.
  */
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -19,7 +19,7 @@ import { cacheTransactionCoordinators } from './coordinatorCache';
 import type { SessionDirectory, TrackedSession } from '../http/sessionDirectory';
 import { PartitionTask } from './partition';
 import type { ProcessorObserver } from './processorObserver';
-import { restorePartitions, writeBarrier } from './restore';
+import { restorePartitions, writeBarrier, type RestoreTarget } from './restore';
 import { ensureTopics } from './topics';
 import { BeforeTransactionError, ProducerFencedError } from './transaction';
 
@@ -210,7 +210,7 @@ export class Processor implements SessionDirectory {
     const started = this.clock();
     for (;;) {
       try {
-        const targets = [];
+        const targets: RestoreTarget[] = [];
         for (const w of workers) {
           await w.producer.connect();
           w.states.clear();
@@ -220,8 +220,22 @@ export class Processor implements SessionDirectory {
             states: w.states,
           });
         }
-        await restorePartitions(kafka, c.changelogTopic, c.groupId, targets, RESTORE_TIMEOUT_MS);
-        for (const w of workers) if (w.state === 'restoring') w.lifecycle.to('running');
+        await restorePartitions(
+          kafka,
+          c.changelogTopic,
+          c.inputTopic,
+          c.groupId,
+          targets,
+          RESTORE_TIMEOUT_MS,
+        );
+        for (const [i, w] of workers.entries()) w.restoredPosition = targets[i]!.position ?? null;
+        for (const w of workers) {
+          if (w.state !== 'restoring') continue;
+          // Where the restored state is (changelogKeys.ts): kafkajs began at the group's
+          // committed offset, which may lag it.
+          if (w.restoredPosition !== null) this.seekInput(w.partition, w.restoredPosition);
+          w.lifecycle.to('running');
+        }
         this.observer.restored?.((this.clock() - started) / 1000);
         this.observer.readiness?.(this.isReady());
         const sessions = workers.reduce((n, w) => n + w.states.size, 0);
@@ -278,9 +292,9 @@ export class Processor implements SessionDirectory {
     }
   }
 
-  /** State from the changelog, position from the group's committed offset, a new producer. */
+  /** A new producer, then state and input position from the changelog. */
   private resync(worker: PartitionTask): void {
-    const { config: c, log } = this.deps;
+    const { log } = this.deps;
     // A resync can outlive its partition (revoked) or the processor (stop()): then it must not
     // touch the consumer, whose seek() throws once it is disconnected.
     const gone = () => this.stopping || worker.lifecycle.ended;
@@ -296,9 +310,9 @@ export class Processor implements SessionDirectory {
         await worker.replaceProducer().catch(() => undefined);
         await this.restore([worker]);
         if (gone()) return;
-        const offset = await this.committedOffset(worker.partition);
+        const offset = worker.restoredPosition ?? (await this.committedOffset(worker.partition));
         if (gone()) return;
-        this.consumer?.seek({ topic: c.inputTopic, partition: worker.partition, offset });
+        this.seekInput(worker.partition, offset);
         worker.lifecycle.to('running');
         this.observer.readiness?.(this.isReady());
       },
@@ -313,6 +327,14 @@ export class Processor implements SessionDirectory {
     );
   }
 
+  private seekInput(partition: number, offset: string): void {
+    this.consumer?.seek({ topic: this.deps.config.inputTopic, partition, offset });
+  }
+
+  /**
+   * The group's committed offset, for a changelog without position records (written before
+   * them): it may lag the state after a coordinator failover (changelogKeys.ts).
+   */
   private async committedOffset(partition: number): Promise<string> {
     const { kafka, config: c } = this.deps;
     const admin = kafka.admin();

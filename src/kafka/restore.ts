@@ -1,6 +1,6 @@
 /**
- * Restoring per-partition session state from the compacted changelog (contract §8: state moves
- * with its partition). kafkajs has no manual partition assignment, so a short-lived consumer
+ * Restoring per-partition session state, and the input position it is at, from the compacted
+ * changelog (contract §8: state moves with its partition; changelogKeys.ts). kafkajs has no manual partition assignment, so a short-lived consumer
  * in a group of its own reads the changelog. Where "the end" is: before reading, the new owner
  * writes a barrier record (a unique nonce) to the partition in a committed transaction of its
  * freshly initialised (zombie-fencing) producer; everything before the barrier is stable, so the
@@ -8,10 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
+import { BARRIER_KEY, decodePosition, positionKey, sessionOfKey } from './changelogKeys';
 import type { SessionStates } from './sessionStates';
-
-/** Changelog key of barrier records; no sessionId can be this (it starts with a NUL). */
-export const BARRIER_KEY = '\u0000restore-barrier';
 
 export async function writeBarrier(
   producer: Producer,
@@ -34,6 +32,12 @@ export interface RestoreTarget {
   partition: number;
   nonce: string;
   states: SessionStates;
+  /**
+   * Set by the restore: the input offset the restored state is at (the last position record of
+   * `inputTopic` before the barrier), or null when the changelog has none (a changelog written
+   * before position records, or a partition that never committed a batch).
+   */
+  position?: string | null;
 }
 
 /**
@@ -45,16 +49,20 @@ export const RESTORE_MAX_BYTES = 50 * 1024 * 1024;
 
 /**
  * Reads the changelog until each target's barrier; fills `states` with each session's
- * serialized state, decoded on its first use (tombstones delete).
+ * serialized state, decoded on its first use (tombstones delete), and `position` with the input
+ * position of `inputTopic`.
  */
 export async function restorePartitions(
   kafka: Kafka,
   topic: string,
+  inputTopic: string,
   groupPrefix: string,
   targets: RestoreTarget[],
   timeoutMs: number,
 ): Promise<void> {
   if (targets.length === 0) return;
+  const ownPosition = positionKey(inputTopic);
+  for (const t of targets) t.position = null;
   const pending = new Map(targets.map((t) => [t.partition, t]));
   const consumer = kafka.consumer({
     groupId: `${groupPrefix}.restore.${randomUUID()}`,
@@ -94,17 +102,18 @@ export async function restorePartitions(
         }
         for (const m of batch.messages) {
           const key = m.key?.toString('utf8') ?? '';
-          if (key === BARRIER_KEY) {
-            if (m.value?.toString('utf8') === target.nonce) {
-              pending.delete(batch.partition);
-              consumer.pause([{ topic, partitions: [batch.partition] }]);
-              if (pending.size === 0) finish();
-              return;
-            }
-            continue;
+          const sessionId = sessionOfKey(key);
+          if (sessionId !== null) {
+            if (m.value === null) target.states.delete(sessionId);
+            else target.states.setSerialized(sessionId, m.value);
+          } else if (key === ownPosition) {
+            target.position = decodePosition(m.value);
+          } else if (key === BARRIER_KEY && m.value?.toString('utf8') === target.nonce) {
+            pending.delete(batch.partition);
+            consumer.pause([{ topic, partitions: [batch.partition] }]);
+            if (pending.size === 0) finish();
+            return;
           }
-          if (m.value === null) target.states.delete(key);
-          else target.states.setSerialized(key, m.value);
         }
       },
     });

@@ -145,10 +145,12 @@ export function decodeOutput(c: Config, r: Consumed): AuditLineRecord {
 export async function readOutputs(
   c: Config,
   count: number,
+  timeoutMs?: number,
 ): Promise<{ got: Consumed[]; decoded: AuditLineRecord[] }> {
   const got = await readTopics(
     [c.verdictTopic, c.spillTopic, c.auditTopic],
     (rs) => rs.length >= count,
+    timeoutMs,
   );
   return { got, decoded: got.map((r) => decodeOutput(c, r)) };
 }

@@ -7,6 +7,7 @@ import { generateFleetArray } from '../../src/sim';
 import {
   codecFor,
   countOf,
+  kafka,
   decodeOutput,
   offline,
   produceEvents,
@@ -95,6 +96,48 @@ describe('processor on a real Kafka', () => {
       const { decoded } = await readOutputs(c, expected.length);
       expect(decoded).toHaveLength(expected.length);
       expect(verdictMap(decoded)).toEqual(verdictMap(expected));
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it('a group offset left behind the restored state (as OffsetFetch can answer after a coordinator failover) reprocesses nothing: the position comes from the changelog', async () => {
+    const c = testConfig();
+    const { events } = generateFleetArray({
+      sessions: 30,
+      events: 3000,
+      seed: 13,
+      faultyShare: 0.3,
+    });
+    const expected = offline(events);
+    const firstHalf = offline(events.slice(0, 1500));
+    const codec = codecFor(c);
+    let running = await start(c);
+    await produceEvents(c, events.slice(0, 1500), codec);
+    await readOutputs(c, firstHalf.length);
+    await running.stop();
+    // The group's committed offsets back to the start, the changelog untouched.
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await admin.setOffsets({
+        groupId: c.groupId,
+        topic: c.inputTopic,
+        partitions: [0, 1, 2].map((partition) => ({ partition, offset: '0' })),
+      });
+      const [rewound] = await admin.fetchOffsets({ groupId: c.groupId, topics: [c.inputTopic] });
+      expect(rewound!.partitions.map((p) => p.offset)).toEqual(['0', '0', '0']);
+    } finally {
+      await admin.disconnect();
+    }
+    running = await start(c);
+    try {
+      await produceEvents(c, events.slice(1500), codec);
+      const { decoded } = await readOutputs(c, expected.length);
+      expect(verdictMap(decoded)).toEqual(verdictMap(expected));
+      // Nothing beyond the offline audit's records comes later either.
+      const all = await readOutputs(c, expected.length + 1, 5_000);
+      expect(all.decoded).toHaveLength(expected.length);
     } finally {
       await running.stop();
     }

@@ -4,6 +4,7 @@
  * publishes, writes one changelog record per touched session (its state after the batch), and
  * never changes the committed states it reads.
  */
+import fc from 'fast-check';
 import type { Message } from 'kafkajs';
 import { Fleet, engineOptions } from '../../src/engine';
 import type { ContextEvent } from '../../src/engine/events';
@@ -16,6 +17,13 @@ import {
   type StepConfig,
   type StepContext,
 } from '../../src/kafka/batchStep';
+import {
+  BARRIER_KEY,
+  decodePosition,
+  positionKey,
+  sessionOfKey,
+  stateKey,
+} from '../../src/kafka/changelogKeys';
 import type { DecodedRecord, RawRecord } from '../../src/kafka/records';
 import { SessionStates } from '../../src/kafka/sessionStates';
 import { BeforeTransactionError } from '../../src/kafka/transaction';
@@ -67,7 +75,8 @@ function planBatch(
 ): BatchPlan {
   const planner = new BatchPlanner(batch, ctx);
   batch.messages.forEach((m, i) => planner.add(m, decoded[i]!));
-  return planner.finish();
+  const last = batch.messages[batch.messages.length - 1]!;
+  return planner.finish((BigInt(last.offset) + 1n).toString());
 }
 
 function context(committed: SessionStates): StepContext {
@@ -148,12 +157,19 @@ describe('planBatch', () => {
       { code: 'KEY_MISMATCH', offset: '99', message: expect.stringContaining('elsewhere') },
     ]);
 
-    const changelog = plan.sends.get('changelog')!;
+    const changelog = plan.sends.get('changelog')!.slice(0, -1);
+    const position = plan.sends.get('changelog')!.at(-1);
     expect(changelog.map((m) => m.key)).toEqual(sessions);
     for (const m of changelog) {
       expect(m.partition).toBe(4);
       expect(m.value).toEqual(serializeState(fleet.get(m.key as string)!));
     }
+    // Last: the input position after the batch, in the same partition as the states.
+    expect(position).toEqual({
+      key: positionKey('in'),
+      value: String(100 + rest.length),
+      partition: 4,
+    });
     expect(plan.steps).toBe(rest.length);
     expect(plan.engineMs).toBe(rest.length * 0.5);
     expect([...plan.tally.byType.values()].reduce((n, x) => n + x, 0)).toBe(rest.length);
@@ -175,8 +191,46 @@ describe('planBatch', () => {
     expect(changelog.map((m) => [m.key, m.value === null])).toEqual([
       [sessions[0], false],
       ['closed-long-ago', true],
+      [positionKey('in'), false],
     ]);
     expect(plan.overlay.get('closed-long-ago')).toBeNull();
+  });
+});
+
+describe('changelog keys', () => {
+  it('a session whose id starts with a NUL keeps its own key, apart from every control key', async () => {
+    const [open] = seedIncidentExample();
+    const odd = { ...open!, sessionId: '\u0000restore-barrier' } as ContextEvent;
+    const records = [record(odd, 7)];
+    const decoded = await decodeBatch(records, 'json', {} as RegistryCodec);
+    const plan = planBatch(
+      { topic: 'in', partition: 0, messages: records },
+      decoded,
+      context(new SessionStates()),
+    );
+    const keys = plan.sends.get('changelog')!.map((m) => m.key as string);
+    expect(keys).toEqual(['\u0000\u0000restore-barrier', positionKey('in')]);
+    expect(keys.map(sessionOfKey)).toEqual(['\u0000restore-barrier', null]);
+    expect(sessionOfKey(BARRIER_KEY)).toBeNull();
+  });
+
+  it('maps every sessionId to a key and back, and never onto a control key', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.string(), (sessionId, topic) => {
+        const key = stateKey(sessionId);
+        expect(sessionOfKey(key)).toBe(sessionId);
+        expect(key).not.toBe(positionKey(topic));
+        expect(key).not.toBe(BARRIER_KEY);
+      }),
+    );
+  });
+
+  it('a position record decodes only as a decimal offset', () => {
+    expect(decodePosition(Buffer.from('0'))).toBe('0');
+    expect(decodePosition(Buffer.from('9223372036854775807'))).toBe('9223372036854775807');
+    for (const bad of ['', '-1', '01', '1.5', ' 7', 'x', '12345678901234567890'])
+      expect(decodePosition(Buffer.from(bad))).toBeNull();
+    expect(decodePosition(null)).toBeNull();
   });
 });
 

@@ -17,7 +17,7 @@ import type { ContextEvent } from '../../../src/engine/events';
 import type { AuditLineRecord } from '../../../src/audit/replay';
 import { deserializeState, serializeState } from '../../../src/engine/serialize';
 import type { SessionState } from '../../../src/engine/state';
-import { BARRIER_KEY } from '../../../src/kafka/restore';
+import { sessionOfKey } from '../../../src/kafka/changelogKeys';
 import { Replay, SessionsInPlace } from '../../../src/audit/replay';
 import { consumed, decodeOutput, kafka, offline, verdictMap, type Consumed } from '../pipeline';
 
@@ -350,9 +350,10 @@ export async function statesVersusReplay(
   for (const [id, state] of sessions.entries()) want.set(id, comparable(state));
   const got = new Map<string, string>();
   for (const r of await drain([c.changelogTopic], want.size, 2_000, 120_000)) {
-    if (r.key === null || r.key === BARRIER_KEY) continue;
-    if (r.value === null) got.delete(r.key);
-    else got.set(r.key, comparable(deserializeState(r.value)));
+    const sessionId = r.key === null ? null : sessionOfKey(r.key);
+    if (sessionId === null) continue; // a barrier or an input position
+    if (r.value === null) got.delete(sessionId);
+    else got.set(sessionId, comparable(deserializeState(r.value)));
   }
   const differing = [...new Set([...want.keys(), ...got.keys()])].filter(
     (id) => want.get(id) !== got.get(id),

@@ -111,6 +111,23 @@ export function decodeForBatch(
   );
 }
 
+/**
+ * The records at or after `position`, the offset after the last input record the committed
+ * state includes (null: not known, all of them). kafkajs 2.2.4 can hand out a fetch answered
+ * late by a partition's former leader (a broker paused, then resumed after the leadership
+ * moved) as a new batch of records already processed and committed: seen on a 3-node cluster
+ * after SIGSTOP/SIGCONT of a leader, one batch committed twice.
+ */
+export function unprocessedRecords<M extends { offset: string }>(
+  messages: readonly M[],
+  position: bigint | null,
+): readonly M[] {
+  if (position === null) return messages;
+  const first = messages[0];
+  if (first === undefined || BigInt(first.offset) >= position) return messages;
+  return messages.filter((m) => BigInt(m.offset) >= position);
+}
+
 /** A batch's plan, record by record: `add` each decoded record in order, then `finish`. */
 export class BatchPlanner {
   private readonly overlay = new Map<string, SessionState | null>();

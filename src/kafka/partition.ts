@@ -11,7 +11,7 @@ import type { Config } from '../config/config';
 import type { EngineOptions } from '../engine/evolve';
 import type { SessionState } from '../engine/state';
 import type { RegistryCodec } from '../registry/codec';
-import { BatchPlanner, decodeForBatch } from './batchStep';
+import { BatchPlanner, decodeForBatch, unprocessedRecords } from './batchStep';
 import { PartitionLifecycle, type PartitionState } from './partitionLifecycle';
 import type { ProcessorObserver } from './processorObserver';
 import { SessionStates } from './sessionStates';
@@ -33,6 +33,12 @@ export class PartitionTask {
   ready: Promise<void> = Promise.resolve();
   /** The input offset of the last restored state (changelogKeys.ts); null: none recorded. */
   restoredPosition: string | null = null;
+  /**
+   * The offset after the last input record the committed state includes: set by a restore and
+   * by every commit; null while not known (a changelog without position records, before the
+   * first commit).
+   */
+  position: bigint | null = null;
   /** Partitions of the topics it writes (from ensureTopics): outputs are pinned to theirs. */
   partitionCounts: ReadonlyMap<string, number> = new Map();
   private lastSweep = 0;
@@ -69,11 +75,35 @@ export class PartitionTask {
   }
 
   /**
-   * Processes one batch exactly once. Throws when the transaction could not commit (the errors
-   * of transaction.ts): nothing of the batch is then visible, and the committed state is intact.
+   * Processes the batch's unprocessed records exactly once; false when it had none (a late
+   * redelivery: nothing is done, and the caller must not move the consumer's position back to
+   * it). Throws when the transaction could not commit (the errors of transaction.ts): nothing of
+   * the batch is then visible, and the committed state is intact.
    */
-  async process(batch: Batch, consumerGroupId: string): Promise<void> {
+  async process(batch: Batch, consumerGroupId: string): Promise<boolean> {
     const c = this.config;
+    const messages = unprocessedRecords(batch.messages, this.position);
+    if (messages.length === 0) {
+      this.log.warn(
+        {
+          partition: this.partition,
+          firstOffset: batch.firstOffset(),
+          lastOffset: batch.lastOffset(),
+          position: String(this.position),
+        },
+        'a batch of records already processed was fetched again; skipped',
+      );
+      return false;
+    }
+    if (messages.length < batch.messages.length)
+      this.log.warn(
+        {
+          partition: this.partition,
+          skipped: batch.messages.length - messages.length,
+          position: String(this.position),
+        },
+        'a batch began with records already processed; those were skipped',
+      );
     const t0 = performance.now();
     const planner = new BatchPlanner(batch, {
       config: c,
@@ -84,7 +114,7 @@ export class PartitionTask {
       timer: () => performance.now(),
       sweep: (overlay) => this.sweepClosed(overlay),
     });
-    for (const m of batch.messages) {
+    for (const m of messages) {
       const d = decodeForBatch(m, c.inputFormat, this.codec);
       planner.add(m, d instanceof Promise ? await d : d);
     }
@@ -115,13 +145,14 @@ export class PartitionTask {
       () => this.observer.transaction?.('aborted', plan.records),
     );
     this.observer.transaction?.('committed', plan.records);
+    this.position = BigInt(next);
     if (this.log.isLevelEnabled('debug')) {
       // Where a batch's time goes (bench/README.md, verdict latency).
       const ms = (x: number) => Math.round(x * 10) / 10;
       this.log.debug(
         {
           partition: this.partition,
-          messages: batch.messages.length,
+          messages: messages.length,
           records: plan.records,
           processMs: ms(t1 - t0),
           sendMs: ms(times.sent - t1),
@@ -144,6 +175,7 @@ export class PartitionTask {
       const at = o.record === 'verdict' ? o.value.requestedAt : null;
       this.observer.output?.(o, at === null ? null : now - at);
     }
+    return true;
   }
 
   /**

@@ -228,7 +228,10 @@ export class Processor implements SessionDirectory {
           targets,
           RESTORE_TIMEOUT_MS,
         );
-        for (const [i, w] of workers.entries()) w.restoredPosition = targets[i]!.position ?? null;
+        for (const [i, w] of workers.entries()) {
+          w.restoredPosition = targets[i]!.position ?? null;
+          w.position = w.restoredPosition === null ? null : BigInt(w.restoredPosition);
+        }
         for (const w of workers) {
           if (w.state !== 'restoring') continue;
           // Where the restored state is (changelogKeys.ts): kafkajs began at the group's
@@ -265,8 +268,8 @@ export class Processor implements SessionDirectory {
     }
     if (isStale()) return;
     try {
-      await worker.process(batch, c.groupId);
-      resolveOffset(batch.lastOffset());
+      // A late redelivery of committed records is not resolved: kafkajs' position stays ahead.
+      if (await worker.process(batch, c.groupId)) resolveOffset(batch.lastOffset());
       await heartbeat();
     } catch (e) {
       if (e instanceof BeforeTransactionError) {
@@ -312,6 +315,7 @@ export class Processor implements SessionDirectory {
         if (gone()) return;
         const offset = worker.restoredPosition ?? (await this.committedOffset(worker.partition));
         if (gone()) return;
+        worker.position = BigInt(offset);
         this.seekInput(worker.partition, offset);
         worker.lifecycle.to('running');
         this.observer.readiness?.(this.isReady());

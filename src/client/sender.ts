@@ -5,6 +5,8 @@
  * sessions sending at once (one produce request carries every session's waiting events).
  */
 import type { Message, Producer } from 'kafkajs';
+import type { Logger } from 'pino';
+import { checkedSend } from '../kafka/checkedSend';
 
 interface Queued {
   message: Message;
@@ -19,12 +21,23 @@ export class OrderedSender {
   private queue: Queued[] = [];
   private running = false;
 
+  private readonly partitionCounts: ReadonlyMap<string, number>;
+
   constructor(
     private readonly producer: Producer,
     private readonly topic: string,
-  ) {}
+    /** The topic's partitions: each message is pinned where kafkajs would put it. */
+    partitions: number,
+    private readonly log: Pick<Logger, 'warn'>,
+  ) {
+    this.partitionCounts = new Map([[topic, partitions]]);
+  }
 
-  /** Resolves once the broker acknowledged the message (acks = all). */
+  /**
+   * Resolves once the broker acknowledged the message (acks = all), checked partition by
+   * partition: kafkajs' own retry can leave a partition unsent and still resolve (kafkajs#1303),
+   * which would be a lost event and a seq gap for the processor.
+   */
   send(message: Message): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ message, resolve, reject });
@@ -43,11 +56,12 @@ export class OrderedSender {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
-          await this.producer.send({
-            topic: this.topic,
-            acks: -1,
-            messages: batch.map((q) => q.message),
-          });
+          // A batch's unacknowledged partitions are sent again before the next batch: order holds.
+          await checkedSend(
+            this.producer,
+            [{ topic: this.topic, messages: batch.map((q) => q.message) }],
+            { partitionCounts: this.partitionCounts, log: this.log },
+          );
           for (const q of batch) q.resolve();
         } catch (e) {
           for (const q of batch) q.reject(e as Error);

@@ -78,7 +78,7 @@ export class UnacknowledgedSendError extends errorClass(
     rounds: number,
   ) {
     super(
-      `${partitions.join(', ')}: no broker acknowledged these messages after ${rounds} sends (kafkajs#1303 retries skip brokers that answered); nothing newer was sent to them`,
+      `${partitions.join(', ')}: no broker acknowledged these messages after ${rounds} sends (kafkajs#1303 retries skip brokers that answered)`,
     );
   }
 }
@@ -106,7 +106,8 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * those of partitions no result acknowledges are sent again, whole, before this resolves (so
  * nothing newer from the caller overtakes them: per-partition order holds for a caller that
  * awaits each send). A partition acknowledged twice holds its records twice: the contract
- * absorbs redelivered events by eventId (§4 step 0), so it is logged at warn, not failed.
+ * absorbs redelivered events by eventId (contract §4 steps 0 and 1), so it is logged at warn,
+ * not failed.
  * Throws UnacknowledgedSendError after `maxRounds` sends; kafkajs' own failures as they come.
  */
 export async function checkedSend(

@@ -14,6 +14,23 @@ interface Queued {
   reject: (e: Error) => void;
 }
 
+/**
+ * After a failed batch, which of the messages queued meanwhile may still go: not those of a key
+ * (a session) the batch carried, which would land after the hole the failure left (contract §3:
+ * seq +1 per event). Rejected, their session fails too and its resume sends every unacknowledged
+ * event again, in seq order. Pure.
+ */
+export function queuedAfterFailure<Q extends { message: Message }>(
+  queue: readonly Q[],
+  failed: readonly Q[],
+): { send: Q[]; reject: Q[] } {
+  const keys = new Set(failed.map((q) => String(q.message.key)));
+  const send: Q[] = [];
+  const reject: Q[] = [];
+  for (const q of queue) (keys.has(String(q.message.key)) ? reject : send).push(q);
+  return { send, reject };
+}
+
 /** Most messages per produce request (the broker's 1 MiB batch limit stays far away). */
 const MAX_BATCH = 500;
 
@@ -65,6 +82,9 @@ export class OrderedSender {
           for (const q of batch) q.resolve();
         } catch (e) {
           for (const q of batch) q.reject(e as Error);
+          const { send, reject } = queuedAfterFailure(this.queue, batch);
+          this.queue = send;
+          for (const q of reject) q.reject(e as Error);
         }
       }
     } finally {

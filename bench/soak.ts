@@ -16,9 +16,11 @@
  * (bench/processor-child.ts); the registry: SCHEMA_REGISTRY_URL or a local one.
  */
 import { readFileSync } from 'node:fs';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, type TopicMessages } from 'kafkajs';
+import pino from 'pino';
 import type { ContextEvent } from '../src/engine/events';
 import { stampNow } from '../src/cli/simulate';
+import { checkedSend, UnacknowledgedSendError } from '../src/kafka/checkedSend';
 import { transactionalId } from '../src/kafka/transaction';
 import {
   coordinatorPartition,
@@ -203,20 +205,35 @@ async function main(): Promise<void> {
     retry: { retries: 10 },
   });
   await producer.connect();
+  // Each send checked partition by partition (kafkajs#1303: sends that resolved lost input
+  // events on the cluster); partitions left unacknowledged after its re-sends go again alone.
+  const partitionCounts = new Map([
+    [
+      c.inputTopic,
+      (await admin.fetchTopicMetadata({ topics: [c.inputTopic] })).topics[0]!.partitions.length,
+    ],
+  ]);
+  const sendLog = pino({ level: 'warn' }, pino.destination(2));
   const loadStart = Date.now();
   let resends = 0;
+  let partlyUnacknowledgedSends = 0;
+  let duplicatedInputPartitions = 0;
   const perTick = Math.max(1, Math.round(RATE / 10));
   for (let i = 0, tick = 0; i < events.length; i += perTick, tick++) {
     const messages = events.slice(i, i + perTick).map((e) => {
       const s: ContextEvent = stampNow(e);
       return { key: s.sessionId, value: JSON.stringify(s) };
     });
+    let pending: TopicMessages[] = [{ topic: c.inputTopic, messages }];
     for (;;) {
       try {
-        await producer.send({ topic: c.inputTopic, acks: -1, messages });
+        const sent = await checkedSend(producer, pending, { partitionCounts, log: sendLog });
+        if (sent.rounds > 1) partlyUnacknowledgedSends++;
+        duplicatedInputPartitions += sent.repeated.length;
         break;
-      } catch {
+      } catch (e) {
         resends++;
+        if (e instanceof UnacknowledgedSendError) pending = e.unsent;
         await sleep(500);
       }
     }
@@ -274,6 +291,8 @@ async function main(): Promise<void> {
     faultEveryS: FAULT_EVERY_S,
     events: delivered.length,
     resends,
+    partlyUnacknowledgedSends,
+    duplicatedInputPartitions,
     loadSeconds: Math.round(loadMs / 1000),
     faults: faultLog.map((f) => ({
       atS: Math.round((f.at - loadStart) / 1000),

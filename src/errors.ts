@@ -31,6 +31,11 @@ export const ERROR_CODES = {
   HTTP_PORT_UNAVAILABLE: { retriable: false, exitCode: 6, toolExitCode: null },
   /** The embedded local Kafka or registry of `npm start` could not be started. */
   EMBEDDED_SERVICES_FAILED: { retriable: false, exitCode: 7, toolExitCode: null },
+  /**
+   * A plain send's messages to some partitions stayed unacknowledged after its bounded re-sends
+   * (kafkajs#1303, src/kafka/checkedSend.ts): sending them again may work.
+   */
+  KAFKA_SEND_UNACKNOWLEDGED: { retriable: true, exitCode: null, toolExitCode: null },
   /** One registry call failed (timeout, 5xx, connection): the next one may work. */
   REGISTRY_UNAVAILABLE: { retriable: true, exitCode: null, toolExitCode: null },
   /** An on-call command's arguments are wrong, or it was not confirmed: nothing was sent. */

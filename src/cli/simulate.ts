@@ -1,10 +1,12 @@
 /** `compaction-guard simulate`: a deterministic fleet of orchestrators producing to the input topic. */
-import { type Message, Partitioners } from 'kafkajs';
+import { type Kafka, type Message, Partitioners } from 'kafkajs';
 import { ConfigError, loadConfig } from '../config/config';
 import type { ContextEvent } from '../engine/events';
 import { noEmbeddedMessage, readEmbeddedState } from '../services/embedded';
 import { createLogger } from '../config/redact';
+import { checkedSend } from '../kafka/checkedSend';
 import { kafkaClient } from '../kafka/client';
+import { partitionCount } from '../kafka/topics';
 import { RegistryCodec } from '../registry/codec';
 import { DEFAULT_START_TIME, generateFleet } from '../sim';
 
@@ -36,6 +38,24 @@ export function stampNow(e: ContextEvent, now = Date.now()): ContextEvent {
   return { ...e, occurredAt: now };
 }
 
+/**
+ * The input topic's partitions. The simulator never creates topics (the processor does, at
+ * start): a missing one is a one-line configuration error, not a wait.
+ */
+async function inputPartitions(kafka: Kafka, topic: string): Promise<number> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    if (!(await admin.listTopics()).includes(topic))
+      throw new ConfigError(
+        `the input topic ${topic} does not exist: start the processor first (it creates the topics), or name another with CG_INPUT_TOPIC (--input-topic)`,
+      );
+    return await partitionCount(admin, topic);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 export async function simulate(
   flags: Record<string, string | undefined>,
   o: SimulateOptions,
@@ -57,6 +77,12 @@ export async function simulate(
     throw new ConfigError('simulate --format avro needs SCHEMA_REGISTRY_URL (--registry-url)');
   const codec = o.format === 'avro' ? RegistryCodec.fromConfig(config) : null;
   await codec?.registerAll();
+  // Every event is pinned to its partition and each send checked (src/kafka/checkedSend.ts):
+  // kafkajs' retry after a leader move can leave a partition unsent and still resolve
+  // (kafkajs#1303), a lost event the processor would see as a seq gap.
+  const partitionCounts = new Map([
+    [config.inputTopic, await inputPartitions(kafka, config.inputTopic)],
+  ]);
   const producer = kafka.producer({
     idempotent: true,
     maxInFlightRequests: 1,
@@ -96,7 +122,10 @@ export async function simulate(
         });
       }
       if (messages.length === 0) break;
-      await producer.send({ topic: config.inputTopic, acks: -1, messages });
+      await checkedSend(producer, [{ topic: config.inputTopic, messages }], {
+        partitionCounts,
+        log,
+      });
       sent += messages.length;
       // Pace to the target rate: never ahead of rate × elapsed.
       const ahead = (sent / o.rate) * 1000 - (Date.now() - started);

@@ -101,9 +101,11 @@ export class GuardClient {
         { cause: e },
       );
     }
+    let inputPartitions: number;
     try {
       // The processor creates the same topics the same way when it starts (whichever comes first).
-      await ensureTopics(admin, config);
+      // The input's partition count pins every event to its partition (src/kafka/checkedSend.ts).
+      ({ inputPartitions } = await ensureTopics(admin, config));
     } finally {
       await admin.disconnect();
     }
@@ -128,7 +130,7 @@ export class GuardClient {
       retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 5_000 },
     });
     await this.producer.connect();
-    this.sender = new OrderedSender(this.producer, config.inputTopic);
+    this.sender = new OrderedSender(this.producer, config.inputTopic, inputPartitions, this.log);
     this.listener = new VerdictListener(
       kafka,
       this.codec,

@@ -5,11 +5,30 @@
  * sessions sending at once (one produce request carries every session's waiting events).
  */
 import type { Message, Producer } from 'kafkajs';
+import type { Logger } from 'pino';
+import { checkedSend } from '../kafka/checkedSend';
 
 interface Queued {
   message: Message;
   resolve: () => void;
   reject: (e: Error) => void;
+}
+
+/**
+ * After a failed batch, which of the messages queued meanwhile may still go: not those of a key
+ * (a session) the batch carried, which would land after the hole the failure left (contract §3:
+ * seq +1 per event). Rejected, their session fails too and its resume sends every unacknowledged
+ * event again, in seq order. Pure.
+ */
+export function queuedAfterFailure<Q extends { message: Message }>(
+  queue: readonly Q[],
+  failed: readonly Q[],
+): { send: Q[]; reject: Q[] } {
+  const keys = new Set(failed.map((q) => String(q.message.key)));
+  const send: Q[] = [];
+  const reject: Q[] = [];
+  for (const q of queue) (keys.has(String(q.message.key)) ? reject : send).push(q);
+  return { send, reject };
 }
 
 /** Most messages per produce request (the broker's 1 MiB batch limit stays far away). */
@@ -19,12 +38,23 @@ export class OrderedSender {
   private queue: Queued[] = [];
   private running = false;
 
+  private readonly partitionCounts: ReadonlyMap<string, number>;
+
   constructor(
     private readonly producer: Producer,
     private readonly topic: string,
-  ) {}
+    /** The topic's partitions: each message is pinned where kafkajs would put it. */
+    partitions: number,
+    private readonly log: Pick<Logger, 'warn'>,
+  ) {
+    this.partitionCounts = new Map([[topic, partitions]]);
+  }
 
-  /** Resolves once the broker acknowledged the message (acks = all). */
+  /**
+   * Resolves once the broker acknowledged the message (acks = all), checked partition by
+   * partition: kafkajs' own retry can leave a partition unsent and still resolve (kafkajs#1303),
+   * which would be a lost event and a seq gap for the processor.
+   */
   send(message: Message): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ message, resolve, reject });
@@ -43,14 +73,18 @@ export class OrderedSender {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
-          await this.producer.send({
-            topic: this.topic,
-            acks: -1,
-            messages: batch.map((q) => q.message),
-          });
+          // A batch's unacknowledged partitions are sent again before the next batch: order holds.
+          await checkedSend(
+            this.producer,
+            [{ topic: this.topic, messages: batch.map((q) => q.message) }],
+            { partitionCounts: this.partitionCounts, log: this.log },
+          );
           for (const q of batch) q.resolve();
         } catch (e) {
           for (const q of batch) q.reject(e as Error);
+          const { send, reject } = queuedAfterFailure(this.queue, batch);
+          this.queue = send;
+          for (const q of reject) q.reject(e as Error);
         }
       }
     } finally {

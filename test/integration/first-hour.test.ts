@@ -52,10 +52,12 @@ function runCli(args: string[], env: Record<string, string>, timeoutMs = 30_000)
 }
 
 /** A failure is one line: the command, the message, the code; no stack frames. */
-function expectOneLine(o: Outcome, code: string, setting: string): void {
+function expectOneLine(o: Outcome, code: string, setting: string, command = 'run'): void {
   const lines = o.stderr.trim().split('\n');
   expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(new RegExp(`^compaction-guard run: .*${setting}.* \\[${code}\\b`));
+  expect(lines[0]).toMatch(
+    new RegExp(`^compaction-guard ${command}: .*${setting}.* \\[${code}\\b`),
+  );
   expect(o.stderr).not.toMatch(/^\s+at /m);
 }
 
@@ -105,6 +107,23 @@ describe('start-up failures of run', () => {
 });
 
 describe('the demo: run fed by simulate', () => {
+  it('simulate before the processor created the input topic: exit 2 within 10 s, one line naming the topic and CG_INPUT_TOPIC', async () => {
+    const c = testConfig();
+    const o = await runCli(['simulate', '--sessions', '1', '--events', '5', '--rate', '100'], {
+      KAFKA_BROKERS: brokers.join(','),
+      SCHEMA_REGISTRY_URL: registryUrl,
+      ...topicEnv(c),
+    });
+    expect(o.status).toBe(2);
+    expect(o.ms).toBeLessThan(10_000);
+    expectOneLine(
+      o,
+      'CONFIG_INVALID',
+      `${c.inputTopic} does not exist.*CG_INPUT_TOPIC`,
+      'simulate',
+    );
+  });
+
   it('two simulate runs: no SEQ_CONFLICT, every verdict with a real latency, no ERROR log line, and SIGTERM exits 0 and frees the port', async () => {
     const c = testConfig({ partitions: 2 });
     const logFile = faultLogFile('first-hour');

@@ -101,8 +101,27 @@ export async function readTopics(
   timeoutMs = 60_000,
   client: Kafka = kafka,
 ): Promise<Consumed[]> {
-  const consumer = client.consumer({ groupId: `reader-${randomUUID()}`, readUncommitted: false });
   const records: Consumed[] = [];
+  await readMessages(
+    topics,
+    ({ topic, message }) => {
+      records.push(consumed(topic, message));
+      return done(records);
+    },
+    timeoutMs,
+    client,
+  );
+  return records;
+}
+
+/** `readTopics` with each message as kafkajs gives it (its partition too): `take` says when done. */
+export async function readMessages(
+  topics: string[],
+  take: (m: { topic: string; partition: number; message: KafkaMessage }) => boolean,
+  timeoutMs = 60_000,
+  client: Kafka = kafka,
+): Promise<void> {
+  const consumer = client.consumer({ groupId: `reader-${randomUUID()}`, readUncommitted: false });
   await consumer.connect();
   try {
     for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
@@ -110,9 +129,8 @@ export async function readTopics(
       const timer = setTimeout(() => resolve(), timeoutMs);
       void consumer
         .run({
-          eachMessage: async ({ topic, message }) => {
-            records.push(consumed(topic, message));
-            if (done(records)) {
+          eachMessage: async (m) => {
+            if (take(m)) {
               clearTimeout(timer);
               resolve();
             }
@@ -123,7 +141,6 @@ export async function readTopics(
   } finally {
     await consumer.disconnect();
   }
-  return records;
 }
 
 /** Avro output values back to the JSON shape of the offline audit records. */

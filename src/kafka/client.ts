@@ -191,8 +191,11 @@ export async function checkKafkaSecurity(
 }
 
 /**
- * One connection attempt: a KafkaSecurityError when retrying cannot help, else a retriable
- * KAFKA_UNREACHABLE whose cause is kafkajs' error.
+ * One connection attempt to each broker in turn until one answers: a KafkaSecurityError when
+ * retrying cannot help, else a retriable KAFKA_UNREACHABLE whose cause is the last broker's
+ * error. Each broker is tried on its own because a kafkajs client without retries only ever
+ * tries the first of its list: with that broker down, start-up failed although the other two
+ * of a 3-node cluster were up (seen in the cluster suite).
  */
 async function connectOnce(
   brokers: string[],
@@ -200,7 +203,26 @@ async function connectOnce(
   log: Logger,
   s: KafkaSecurity,
 ): Promise<void> {
-  // A client of its own: kafkajs' broker pool retries connections with the client's settings.
+  let last: unknown;
+  for (const broker of brokers) {
+    try {
+      await connectTo(broker, clientId, log, s);
+      return;
+    } catch (e) {
+      if (e instanceof KafkaSecurityError) throw e;
+      last = e;
+    }
+  }
+  throw last;
+}
+
+async function connectTo(
+  broker: string,
+  clientId: string,
+  log: Logger,
+  s: KafkaSecurity,
+): Promise<void> {
+  const brokers = [broker];
   const admin = kafkaClient(brokers, `${clientId}-preflight`, log, s, 0).admin();
   try {
     await admin.connect();
@@ -240,4 +262,27 @@ function messages(e: Error): string {
     if (!parts.includes(cur.message)) parts.push(cur.message);
   }
   return parts.join(': ');
+}
+
+/**
+ * Whether a kafkajs failure is a cluster in the middle of a failover rather than a setting to
+ * fix: some error in the cause chain is one kafkajs itself marks retriable (a refused or closed
+ * connection, a request timeout, NOT_LEADER, COORDINATOR_NOT_AVAILABLE, ...). kafkajs wraps the
+ * last of its own retries in KafkaJSNumberOfRetriesExceeded, marked non-retriable, with the
+ * original as `cause`: the chain is looked at, not the outer error alone.
+ */
+export function isTransientKafkaFailure(e: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let x = e; x !== null && typeof x === 'object' && !seen.has(x);) {
+    seen.add(x);
+    const name = (x as { name?: unknown }).name;
+    if (
+      typeof name === 'string' &&
+      name.startsWith('KafkaJS') &&
+      (x as { retriable?: unknown }).retriable === true
+    )
+      return true;
+    x = (x as { cause?: unknown }).cause;
+  }
+  return false;
 }

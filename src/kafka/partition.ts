@@ -15,7 +15,12 @@ import { BatchPlanner, decodeForBatch, unprocessedRecords } from './batchStep';
 import { PartitionLifecycle, type PartitionState } from './partitionLifecycle';
 import type { ProcessorObserver } from './processorObserver';
 import { SessionStates } from './sessionStates';
-import { commitBatch, newTransactionalProducer } from './transaction';
+import {
+  commitBatch,
+  commitDeadlineMs,
+  commitWithin,
+  newTransactionalProducer,
+} from './transaction';
 
 /**
  * Restored sessions (kept as bytes) decoded per sweep (every 10 s) to find the closed ones:
@@ -69,7 +74,9 @@ export class PartitionTask {
   }
 
   async replaceProducer(): Promise<void> {
-    await this.producer.disconnect().catch(() => undefined);
+    // Bounded: a producer whose request hangs (commitWithin) must not hold its replacement.
+    const old = this.producer.disconnect().catch(() => undefined);
+    await Promise.race([old, new Promise((r) => setTimeout(r, 5_000).unref())]);
     this.producer = newTransactionalProducer(this.kafka, this.config, this.partition, this.log);
     await this.producer.connect();
   }
@@ -132,17 +139,20 @@ export class PartitionTask {
       this.observer.batchEvents?.(plan.tally);
     }
     const t1 = performance.now();
-    const times = await commitBatch(
-      this.producer,
-      {
-        sends: plan.sends,
-        consumerGroupId,
-        topic: batch.topic,
-        partition: batch.partition,
-        nextOffset: next,
-        partitionCounts: this.partitionCounts,
-      },
-      () => this.observer.transaction?.('aborted', plan.records),
+    const times = await commitWithin(
+      commitBatch(
+        this.producer,
+        {
+          sends: plan.sends,
+          consumerGroupId,
+          topic: batch.topic,
+          partition: batch.partition,
+          nextOffset: next,
+          partitionCounts: this.partitionCounts,
+        },
+        () => this.observer.transaction?.('aborted', plan.records),
+      ),
+      commitDeadlineMs(c),
     );
     this.observer.transaction?.('committed', plan.records);
     this.position = BigInt(next);

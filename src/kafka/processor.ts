@@ -15,6 +15,7 @@ import { engineOptions } from '../engine/fleet';
 import type { RegistryCodec } from '../registry/codec';
 import { registerSchemas } from '../registry/register';
 import { retry } from '../retry';
+import { isTransientKafkaFailure } from './client';
 import { cacheTransactionCoordinators } from './coordinatorCache';
 import type { SessionDirectory, TrackedSession } from '../http/sessionDirectory';
 import { PartitionTask } from './partition';
@@ -24,6 +25,8 @@ import { ensureTopics } from './topics';
 import { BeforeTransactionError, ProducerFencedError } from './transaction';
 
 const RESTORE_TIMEOUT_MS = 120_000;
+/** How long start-up steps are tried again while the cluster fails over (duringStartup). */
+export const STARTUP_RETRY_MS = 120_000;
 /** Pause before a failed resynchronisation of a partition is tried again. */
 export const RESYNC_RETRY_MS = 1_000;
 
@@ -105,6 +108,35 @@ export class Processor implements SessionDirectory {
   async start(): Promise<void> {
     const { kafka, config: c, codec, log } = this.deps;
     if (c.coordinatorCache) cacheTransactionCoordinators(kafka);
+    await this.duringStartup('topics', () => this.prepareTopics());
+    await registerSchemas(codec, c.registryUrl, (err, attempt) =>
+      log.debug({ err, attempt }, 'schema registration failed; retrying'),
+    );
+    await this.duringStartup('consumer', () => this.startConsumer());
+  }
+
+  /**
+   * A start-up step, again while the cluster is failing over: the preflight found a broker, but
+   * another may be down with the metadata still naming it (a leader, the group coordinator), and
+   * kafkajs' own few retries end within a second. Seen in the cluster suite: an instance
+   * started while the group coordinator was down exited. Settings errors fail at once.
+   */
+  private duringStartup(step: string, attempt: () => Promise<void>): Promise<void> {
+    const { log } = this.deps;
+    return retry(attempt, {
+      deadlineMs: STARTUP_RETRY_MS,
+      backoff: { initialMs: 1_000, growth: 'constant' },
+      retriable: (e) => !this.stopping && isTransientKafkaFailure(e),
+      onRetry: (e, n) =>
+        log.warn(
+          { err: e, attempt: n, step },
+          `start-up: the cluster is not ready (${step}); retrying`,
+        ),
+    });
+  }
+
+  private async prepareTopics(): Promise<void> {
+    const { kafka, config: c, log } = this.deps;
     const admin = kafka.admin();
     await admin.connect();
     try {
@@ -122,9 +154,11 @@ export class Processor implements SessionDirectory {
     } finally {
       await admin.disconnect();
     }
-    await registerSchemas(codec, c.registryUrl, (err, attempt) =>
-      log.debug({ err, attempt }, 'schema registration failed; retrying'),
-    );
+  }
+
+  private async startConsumer(): Promise<void> {
+    const { kafka, config: c, log } = this.deps;
+    if (this.consumer !== null) await this.consumer.disconnect().catch(() => undefined);
     const consumer = kafka.consumer({
       groupId: c.groupId,
       readUncommitted: false,

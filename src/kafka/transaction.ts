@@ -205,3 +205,34 @@ export async function commitBatch(
   }
   return { begun, sent, offsetsSent, committed: performance.now() };
 }
+
+/**
+ * A batch's commit that has not ended within `ms` (beyond the transaction timeout, so the
+ * coordinator has aborted it unless it committed) is given up on: the caller resynchronises
+ * the partition with a new producer (fencing this one), as for any unknown outcome. A kafkajs
+ * request can stay unanswered for minutes: in the cluster suite's rolling restart one send
+ * hung 4.5 min after a broker came back, and its partition with it. The abandoned commit may
+ * still end; nothing waits for it and its result is dropped (the new producer's epoch fences
+ * whatever it still sends).
+ */
+export function commitWithin<T>(commit: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new TransactionOutcomeUnknownError(
+            new Error(`the batch's transaction did not end within ${ms} ms`),
+          ),
+        ),
+      ms,
+    );
+  });
+  commit.catch(() => undefined);
+  return Promise.race([commit, late]).finally(() => clearTimeout(timer));
+}
+
+/** How long a batch's commit may take: the transaction timeout and a margin for its retries. */
+export function commitDeadlineMs(c: Pick<Config, 'transactionTimeoutMs'>): number {
+  return c.transactionTimeoutMs + 20_000;
+}

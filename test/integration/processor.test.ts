@@ -2,9 +2,11 @@
  * The processor end to end on the real broker and registry: the seed's scenario, equality with
  * the offline audit, exactly one verdict per request across a restart, DLQ for bad input.
  */
+import { createServer, type AddressInfo } from 'node:net';
 import { seedIncident } from '../support/sessionBuilder';
 import { generateFleetArray } from '../../src/sim';
 import {
+  brokers,
   codecFor,
   countOf,
   kafka,
@@ -138,6 +140,27 @@ describe('processor on a real Kafka', () => {
       // Nothing beyond the offline audit's records comes later either.
       const all = await readOutputs(c, expected.length + 1, 5_000);
       expect(all.decoded).toHaveLength(expected.length);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it('starts when the first broker of KAFKA_BROKERS is down: the start-up check tries the next one', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const c = testConfig({ brokers: [`127.0.0.1:${closed}`, ...brokers] });
+    const { events } = seedIncident('first-broker-down');
+    const running = await start(c);
+    try {
+      await produceEvents(c, events);
+      const verdicts = await readTopics([c.verdictTopic], (rs) => rs.length >= 1, 60_000);
+      expect(verdicts.map((r) => decodeOutput(c, r))).toMatchObject([
+        { decision: 'REFUSE', action: 'SPILL' },
+      ]);
     } finally {
       await running.stop();
     }

@@ -4,12 +4,20 @@
  * fencing error; other protocol errors, and messages that merely mention fencing, are not.
  */
 import {
+  KafkaJSConnectionError,
   KafkaJSError,
   KafkaJSNonRetriableError,
   KafkaJSNumberOfRetriesExceeded,
   KafkaJSProtocolError,
 } from 'kafkajs';
-import { FENCING_ERROR_TYPES, fencingErrorType } from '../../src/kafka/transaction';
+import { ConfigError } from '../../src/config/settings';
+import { isTransientKafkaFailure } from '../../src/kafka/client';
+import {
+  commitWithin,
+  FENCING_ERROR_TYPES,
+  fencingErrorType,
+  TransactionOutcomeUnknownError,
+} from '../../src/kafka/transaction';
 
 /** A protocol error as kafkajs builds it from a broker's error code (src/protocol/error.js). */
 function protocolError(type: string, code: number, retriable = false): KafkaJSProtocolError {
@@ -68,5 +76,50 @@ describe('fencingErrorType', () => {
     const b = new Error('b', { cause: a });
     a.cause = b;
     expect(fencingErrorType(a)).toBeNull();
+  });
+});
+
+describe('commitWithin', () => {
+  it('gives up on a commit that never ends, as an unknown outcome, and drops its late failure', async () => {
+    let failLate!: (e: Error) => void;
+    const never = new Promise<never>((_, reject) => (failLate = reject));
+    const given = await commitWithin(never, 20).catch((e: unknown) => e);
+    expect(given).toBeInstanceOf(TransactionOutcomeUnknownError);
+    expect((given as Error).message).toContain('did not end within 20 ms');
+    // The abandoned commit failing afterwards is no unhandled rejection (jest would fail).
+    failLate(new Error('late'));
+    await new Promise((r) => setImmediate(r));
+  });
+
+  it('passes a commit that ends in time through, value or failure', async () => {
+    await expect(commitWithin(Promise.resolve(7), 1_000)).resolves.toBe(7);
+    const fenced = new Error('fenced');
+    await expect(commitWithin(Promise.reject(fenced), 1_000)).rejects.toBe(fenced);
+  });
+});
+
+describe('isTransientKafkaFailure', () => {
+  it('a refused connection is transient, bare or wrapped in kafkajs exhausted retries', () => {
+    const refused = new KafkaJSConnectionError('Connection error: connect ECONNREFUSED');
+    expect(isTransientKafkaFailure(refused)).toBe(true);
+    expect(
+      isTransientKafkaFailure(
+        new KafkaJSNumberOfRetriesExceeded(refused, { retryCount: 8, retryTime: 30_000 } as never),
+      ),
+    ).toBe(true);
+    expect(isTransientKafkaFailure(protocolError('NOT_COORDINATOR', 16, true))).toBe(true);
+  });
+
+  it('a non-retriable protocol error, a setting error or a plain error is not', () => {
+    const denied = protocolError('TOPIC_AUTHORIZATION_FAILED', 29);
+    expect(isTransientKafkaFailure(denied)).toBe(false);
+    expect(
+      isTransientKafkaFailure(
+        new KafkaJSNumberOfRetriesExceeded(denied, { retryCount: 8, retryTime: 30_000 } as never),
+      ),
+    ).toBe(false);
+    expect(isTransientKafkaFailure(new KafkaJSNonRetriableError('no'))).toBe(false);
+    expect(isTransientKafkaFailure(new ConfigError('CG_PARTITIONS: bad'))).toBe(false);
+    expect(isTransientKafkaFailure(new Error('ECONNREFUSED'))).toBe(false);
   });
 });

@@ -100,9 +100,30 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // The README table ("On a replicated 3-node cluster"), from this run's figures.
+  if (figures.length > 0) process.stderr.write(`[faults] cluster table:\n${figureTable()}\n`);
   await cluster?.stop();
   await registry?.stop();
 });
+
+const seconds = (ms: number | null) => (ms === null ? 'n/a' : `${(ms / 1000).toFixed(1)} s`);
+
+/** One markdown row per scenario run: what the README's table shows. */
+function figureTable(): string {
+  const rows = figures.map((f) => {
+    const recovery = (f.recovery as { what: string; recoveredMs: number | null }[])
+      .map((m) => `${m.what}: ${seconds(m.recoveredMs)}`)
+      .join('; ');
+    const checked = `${f.records} (${f.verdicts} verdicts, ${f.spillRequests} spill requests, ${f.audit} audit); ${f.sessions} session states, ${f.statesDiffering} differing`;
+    const input = `${f.events} events (${f.partlyUnacknowledgedSends} sends re-sent in part, ${f.producedButNotInTopic} produced but not in the topic)`;
+    return `| ${f.scenario} | ${input} | ${checked} | ${f.lost} | ${f.duplicated} | ${recovery} | ${f.seconds} s |`;
+  });
+  return [
+    '| scenario | input | records checked | lost | duplicated | recovery | time |',
+    '|---|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
 
 /** A TCP forwarder on the host's bridge address, so a processor in a namespace reaches the registry. */
 async function forward(host: string, target: URL): Promise<{ url: string; close(): void }> {
@@ -413,6 +434,7 @@ async function scenario(
       ...H.exactlyOnceFigures(r),
       sessions: states.sessions,
       statesDiffering: states.differing.length,
+      ...(states.detail.length > 0 ? { statesDifferingDetail: states.detail } : {}),
       processorsDiedByThemselves: diedByThemselves.length,
       recovery,
       maxRecoveryMs: Math.max(...recovery.map((m) => m.recoveredMs ?? Infinity)),

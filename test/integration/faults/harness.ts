@@ -175,9 +175,10 @@ export async function waitAllCommitted(c: Config, timeoutMs: number): Promise<vo
 
 /**
  * Reads `topics` read_committed from the beginning until at least `min` records arrived, at
- * least three fetches went out after joining (so an empty topic was really looked at), and
- * then nothing more came for `idleMs` (so duplicates beyond the expected count are seen too);
- * or until `timeoutMs`. read_committed unless `readUncommitted` (to see aborted writes too).
+ * least three fetches went out after joining (so an empty topic was really looked at), the
+ * reader's committed position passed every partition's end offset of the start, and then
+ * nothing more came for `idleMs` (so duplicates beyond the expected count are seen too); or
+ * until `timeoutMs`. read_committed unless `readUncommitted` (to see aborted writes too).
  */
 export async function drain(
   topics: string[],
@@ -186,12 +187,27 @@ export async function drain(
   timeoutMs: number,
   readUncommitted = false,
 ): Promise<Consumed[]> {
-  const consumer = kafka.consumer({
-    groupId: `drain-${randomUUID()}`,
-    readUncommitted,
-    maxWaitTimeInMs: 500,
-  });
+  const groupId = `drain-${randomUUID()}`;
+  const consumer = kafka.consumer({ groupId, readUncommitted, maxWaitTimeInMs: 500 });
   const records: Consumed[] = [];
+  // Where each partition ends now: reading stops only once the group's position passed every
+  // end. A count and a quiet spell alone stopped a read early on the cluster, while one
+  // partition's leader was still being found after a broker came back (a session's state
+  // "missing" from the changelog).
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = new Map<string, number>();
+  for (const topic of topics)
+    for (const o of await admin.fetchTopicOffsets(topic))
+      ends.set(`${topic}/${o.partition}`, Number(o.high));
+  let caughtUp = false;
+  const checkCaughtUp = async () => {
+    const positions = new Map<string, number>();
+    for (const t of await admin.fetchOffsets({ groupId, topics })) {
+      for (const p of t.partitions) positions.set(`${t.topic}/${p.partition}`, Number(p.offset));
+    }
+    caughtUp = [...ends].every(([k, end]) => end === 0 || (positions.get(k) ?? -1) >= end);
+  };
   await consumer.connect();
   try {
     for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
@@ -207,10 +223,17 @@ export async function drain(
       },
     });
     const deadline = Date.now() + timeoutMs;
-    const done = () => records.length >= min && fetches >= 3 && Date.now() - last >= idleMs;
-    while (Date.now() < deadline && !done()) await sleep(200);
+    // Caught up, then idle; should the position never show it (it is the reader's own
+    // commits), a long quiet spell ends the read instead.
+    const quiet = () => Date.now() - last >= (caughtUp ? idleMs : Math.max(5 * idleMs, 10_000));
+    const done = () => records.length >= min && fetches >= 3 && quiet();
+    while (Date.now() < deadline && !done()) {
+      await sleep(200);
+      if (!caughtUp && records.length >= min) await checkCaughtUp().catch(() => undefined);
+    }
   } finally {
     await consumer.disconnect();
+    await admin.disconnect();
   }
   return records;
 }
@@ -227,6 +250,8 @@ export interface ExactlyOnce {
   expected: AuditLineRecord[];
   /** Records the caller expects on top of the offline audit of `events`. */
   extra: AuditLineRecord[];
+  /** The first few records lost or extra, named (for the report). */
+  wrong: string[];
 }
 
 /** The exactly-once figures of a check, as the fault reports print them. */
@@ -238,6 +263,7 @@ export function exactlyOnceFigures(r: ExactlyOnce) {
     audit: r.audits,
     lost: r.lost,
     duplicated: r.duplicated,
+    ...(r.wrong.length > 0 ? { wrong: r.wrong } : {}),
   };
 }
 
@@ -284,9 +310,17 @@ export async function exactlyOnce(
   }
   let lost = 0;
   let duplicated = 0;
-  for (const [k, n] of want) lost += Math.max(0, n - (seen.get(k) ?? 0));
-  for (const [k, n] of seen) duplicated += Math.max(0, n - (want.get(k) ?? 0));
+  const wrong: string[] = [];
+  for (const [k, n] of want) {
+    lost += Math.max(0, n - (seen.get(k) ?? 0));
+    if (n > (seen.get(k) ?? 0)) wrong.push(`lost ${k}`);
+  }
+  for (const [k, n] of seen) {
+    duplicated += Math.max(0, n - (want.get(k) ?? 0));
+    if (n > (want.get(k) ?? 0)) wrong.push(`extra ${k}`);
+  }
   return {
+    wrong: wrong.slice(0, 5).map((w) => w.slice(0, 300)),
     records: decoded.length,
     verdicts: decoded.filter((r) => r.record === 'verdict').length,
     spills: decoded.filter((r) => r.record === 'spill-request').length,
@@ -328,10 +362,14 @@ export async function deliveredInput(c: Config, min: number): Promise<ContextEve
   return got.map((r) => JSON.parse(r.value!.toString('utf8')) as ContextEvent);
 }
 
-/** A state's bytes with the processing-time stamp of its stored verdicts zeroed (DESIGN §7). */
+/** A state with the processing-time stamp of its stored verdicts zeroed (contract §7). */
+function timeless(s: SessionState): SessionState {
+  return { ...s, verdicts: s.verdicts.map((v) => ({ ...v, decidedAt: 0 })) };
+}
+
+/** A state's bytes, timeless. */
 function comparable(s: SessionState): string {
-  const verdicts = s.verdicts.map((v) => ({ ...v, decidedAt: 0 }));
-  return serializeState({ ...s, verdicts }).toString('base64');
+  return serializeState(timeless(s)).toString('base64');
 }
 
 /**
@@ -342,23 +380,58 @@ function comparable(s: SessionState): string {
 export async function statesVersusReplay(
   c: Config,
   events: readonly ContextEvent[],
-): Promise<{ sessions: number; differing: string[] }> {
+): Promise<{ sessions: number; differing: string[]; detail: string[] }> {
   const sessions = new SessionsInPlace();
   const replay = new Replay(sessions);
   events.forEach((e, i) => replay.line(JSON.stringify(e), i + 1));
   const want = new Map<string, string>();
-  for (const [id, state] of sessions.entries()) want.set(id, comparable(state));
+  const wantState = new Map<string, SessionState>();
+  for (const [id, state] of sessions.entries()) {
+    want.set(id, comparable(state));
+    wantState.set(id, timeless(state));
+  }
   const got = new Map<string, string>();
+  const gotState = new Map<string, SessionState>();
   for (const r of await drain([c.changelogTopic], want.size, 2_000, 120_000)) {
     const sessionId = r.key === null ? null : sessionOfKey(r.key);
     if (sessionId === null) continue; // a barrier or an input position
-    if (r.value === null) got.delete(sessionId);
-    else got.set(sessionId, comparable(deserializeState(r.value)));
+    if (r.value === null) {
+      got.delete(sessionId);
+      gotState.delete(sessionId);
+    } else {
+      const state = deserializeState(r.value);
+      got.set(sessionId, comparable(state));
+      gotState.set(sessionId, timeless(state));
+    }
   }
   const differing = [...new Set([...want.keys(), ...got.keys()])].filter(
     (id) => want.get(id) !== got.get(id),
   );
-  return { sessions: want.size, differing };
+  return {
+    sessions: want.size,
+    differing,
+    detail: differing
+      .slice(0, 3)
+      .map((id) => stateDifference(id, wantState.get(id), gotState.get(id))),
+  };
+}
+
+/** Which fields of a session's state differ between the replay and the changelog (for the report). */
+function stateDifference(
+  id: string,
+  want: SessionState | undefined,
+  got: SessionState | undefined,
+): string {
+  if (want === undefined || got === undefined)
+    return `${id}: only in the ${want === undefined ? 'changelog' : 'replay'}`;
+  const w = want as unknown as Record<string, unknown>;
+  const g = got as unknown as Record<string, unknown>;
+  const fields = Object.keys({ ...w, ...g }).filter(
+    (k) => JSON.stringify(w[k]) !== JSON.stringify(g[k]),
+  );
+  const show = (x: unknown) =>
+    JSON.stringify(x, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))?.slice(0, 160);
+  return `${id}: ${fields.map((k) => `${k} replay ${show(w[k])} changelog ${show(g[k])}`).join('; ')}`;
 }
 
 /** Figures for the README, printed once per scenario. */

@@ -176,7 +176,7 @@ export async function waitAllCommitted(c: Config, timeoutMs: number): Promise<vo
 /**
  * Reads `topics` read_committed from the beginning until at least `min` records arrived, at
  * least three fetches went out after joining (so an empty topic was really looked at), the
- * reader's committed position passed every partition's end offset of the start, and then
+ * reader passed every partition's end offset of the start, and then
  * nothing more came for `idleMs` (so duplicates beyond the expected count are seen too); or
  * until `timeoutMs`. read_committed unless `readUncommitted` (to see aborted writes too).
  */
@@ -187,27 +187,32 @@ export async function drain(
   timeoutMs: number,
   readUncommitted = false,
 ): Promise<Consumed[]> {
-  const groupId = `drain-${randomUUID()}`;
-  const consumer = kafka.consumer({ groupId, readUncommitted, maxWaitTimeInMs: 500 });
+  const consumer = kafka.consumer({
+    groupId: `drain-${randomUUID()}`,
+    readUncommitted,
+    maxWaitTimeInMs: 500,
+  });
   const records: Consumed[] = [];
-  // Where each partition ends now: reading stops only once the group's position passed every
-  // end. A count and a quiet spell alone stopped a read early on the cluster, while one
-  // partition's leader was still being found after a broker came back (a session's state
-  // "missing" from the changelog).
+  // Where each partition ends now: reading stops only once the reader passed every end (a
+  // count and a quiet spell alone could stop early while a leader was still being found).
   const admin = kafka.admin();
   await admin.connect();
   const ends = new Map<string, number>();
-  for (const topic of topics)
-    for (const o of await admin.fetchTopicOffsets(topic))
-      ends.set(`${topic}/${o.partition}`, Number(o.high));
-  let caughtUp = false;
-  const checkCaughtUp = async () => {
-    const positions = new Map<string, number>();
-    for (const t of await admin.fetchOffsets({ groupId, topics })) {
-      for (const p of t.partitions) positions.set(`${t.topic}/${p.partition}`, Number(p.offset));
-    }
-    caughtUp = [...ends].every(([k, end]) => end === 0 || (positions.get(k) ?? -1) >= end);
-  };
+  try {
+    for (const topic of topics)
+      for (const o of await admin.fetchTopicOffsets(topic))
+        ends.set(`${topic}/${o.partition}`, Number(o.high));
+  } finally {
+    await admin.disconnect();
+  }
+  // kafkajs tells each batch's last offset, a trailing transaction marker included (a batch of
+  // markers only too), in END_BATCH_PROCESS.
+  const reached = new Map<string, number>();
+  consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+    const key = `${payload.topic}/${payload.partition}`;
+    reached.set(key, Math.max(reached.get(key) ?? 0, Number(payload.lastOffset) + 1));
+  });
+  const caughtUp = () => [...ends].every(([k, end]) => end === 0 || (reached.get(k) ?? 0) >= end);
   await consumer.connect();
   try {
     for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
@@ -223,17 +228,12 @@ export async function drain(
       },
     });
     const deadline = Date.now() + timeoutMs;
-    // Caught up, then idle; should the position never show it (it is the reader's own
-    // commits), a long quiet spell ends the read instead.
-    const quiet = () => Date.now() - last >= (caughtUp ? idleMs : Math.max(5 * idleMs, 10_000));
+    // Caught up, then idle; should the batches never show it, a long quiet spell ends the read.
+    const quiet = () => Date.now() - last >= (caughtUp() ? idleMs : Math.max(5 * idleMs, 10_000));
     const done = () => records.length >= min && fetches >= 3 && quiet();
-    while (Date.now() < deadline && !done()) {
-      await sleep(200);
-      if (!caughtUp && records.length >= min) await checkCaughtUp().catch(() => undefined);
-    }
+    while (Date.now() < deadline && !done()) await sleep(200);
   } finally {
     await consumer.disconnect();
-    await admin.disconnect();
   }
   return records;
 }
@@ -392,20 +392,33 @@ export async function statesVersusReplay(
   }
   const got = new Map<string, string>();
   const gotState = new Map<string, SessionState>();
+  const tombstoned = new Set<string>();
   for (const r of await drain([c.changelogTopic], want.size, 2_000, 120_000)) {
     const sessionId = r.key === null ? null : sessionOfKey(r.key);
     if (sessionId === null) continue; // a barrier or an input position
     if (r.value === null) {
       got.delete(sessionId);
       gotState.delete(sessionId);
+      tombstoned.add(sessionId);
     } else {
       const state = deserializeState(r.value);
       got.set(sessionId, comparable(state));
       gotState.set(sessionId, timeless(state));
     }
   }
+  // A closed session past its grace (by wall clock; the simulator's events are stamped in the
+  // past) is freed with a tombstone (contract §4): that is its state, not a difference.
+  const freed = (id: string) => {
+    const closedAt = wantState.get(id)?.closedAt ?? null;
+    return (
+      closedAt !== null &&
+      !got.has(id) &&
+      tombstoned.has(id) &&
+      Date.now() - closedAt > c.graceMs + c.sweepDelayMs
+    );
+  };
   const differing = [...new Set([...want.keys(), ...got.keys()])].filter(
-    (id) => want.get(id) !== got.get(id),
+    (id) => want.get(id) !== got.get(id) && !freed(id),
   );
   return {
     sessions: want.size,

@@ -333,6 +333,10 @@ async function scenario(
     events: o.events ?? Math.round((loadMs / 1000) * 120),
     seed: o.seed,
     faultyShare: 0.3,
+    // Stamped now, as `simulate` stamps them: with the simulator's fixed past start, a closed
+    // session is past its grace by wall clock at once, and the processor frees it (contract §4)
+    // while the offline replay never does, so late events would decide differently.
+    startTime: Date.now(),
   });
   const log = H.faultLogFile(name.replace(/\W+/g, '-'));
   const admin = P.kafka.admin();

@@ -146,3 +146,16 @@ export function exitCodeHelp(): string {
   lines.push('  1  anything else (a bug: the stack is printed)');
   return lines.join('\n');
 }
+
+/**
+ * `e` and its causes, outermost first, each once (a cycle ends the walk): kafkajs' retrier wraps
+ * the failure it gave up on as `cause`, so what went wrong is often a level or two down.
+ */
+export function causeChain(e: unknown): object[] {
+  const chain: object[] = [];
+  for (let x = e; x !== null && typeof x === 'object' && !chain.includes(x);) {
+    chain.push(x);
+    x = (x as { cause?: unknown }).cause;
+  }
+  return chain;
+}

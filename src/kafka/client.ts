@@ -4,7 +4,7 @@ import { Kafka, logLevel, type LogEntry, type SASLOptions } from 'kafkajs';
 import type { ConnectionOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
-import { OperationalError, StartupError } from '../errors';
+import { causeChain, OperationalError, StartupError } from '../errors';
 import { retry } from '../retry';
 
 const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
@@ -272,17 +272,8 @@ function messages(e: Error): string {
  * original as `cause`: the chain is looked at, not the outer error alone.
  */
 export function isTransientKafkaFailure(e: unknown): boolean {
-  const seen = new Set<unknown>();
-  for (let x = e; x !== null && typeof x === 'object' && !seen.has(x);) {
-    seen.add(x);
-    const name = (x as { name?: unknown }).name;
-    if (
-      typeof name === 'string' &&
-      name.startsWith('KafkaJS') &&
-      (x as { retriable?: unknown }).retriable === true
-    )
-      return true;
-    x = (x as { cause?: unknown }).cause;
-  }
-  return false;
+  return causeChain(e).some((x) => {
+    const { name, retriable } = x as { name?: unknown; retriable?: unknown };
+    return typeof name === 'string' && name.startsWith('KafkaJS') && retriable === true;
+  });
 }

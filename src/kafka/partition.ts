@@ -36,11 +36,9 @@ export class PartitionTask {
   producer: Producer;
   /** Settles when the current restore or resync ends (batches wait for it). */
   ready: Promise<void> = Promise.resolve();
-  /** The input offset of the last restored state (changelogKeys.ts); null: none recorded. */
-  restoredPosition: string | null = null;
   /**
-   * The offset after the last input record the committed state includes: set by a restore and
-   * by every commit; null while not known (a changelog without position records, before the
+   * The offset after the last input record the committed state includes: set by a restore (the
+   * changelog's position record, changelogKeys.ts) and by every commit; null while not known (a changelog without position records, before the
    * first commit).
    */
   position: bigint | null = null;

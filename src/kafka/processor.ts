@@ -263,14 +263,14 @@ export class Processor implements SessionDirectory {
           RESTORE_TIMEOUT_MS,
         );
         for (const [i, w] of workers.entries()) {
-          w.restoredPosition = targets[i]!.position ?? null;
-          w.position = w.restoredPosition === null ? null : BigInt(w.restoredPosition);
+          const restored = targets[i]!.position ?? null;
+          w.position = restored === null ? null : BigInt(restored);
         }
         for (const w of workers) {
           if (w.state !== 'restoring') continue;
           // Where the restored state is (changelogKeys.ts): kafkajs began at the group's
           // committed offset, which may lag it.
-          if (w.restoredPosition !== null) this.seekInput(w.partition, w.restoredPosition);
+          if (w.position !== null) this.seekInput(w.partition, String(w.position));
           w.lifecycle.to('running');
         }
         this.observer.restored?.((this.clock() - started) / 1000);
@@ -347,7 +347,11 @@ export class Processor implements SessionDirectory {
         await worker.replaceProducer().catch(() => undefined);
         await this.restore([worker]);
         if (gone()) return;
-        const offset = worker.restoredPosition ?? (await this.committedOffset(worker.partition));
+        // The restored position (no batch commits while resyncing), else the group's offset.
+        const offset =
+          worker.position === null
+            ? await this.committedOffset(worker.partition)
+            : String(worker.position);
         if (gone()) return;
         worker.position = BigInt(offset);
         this.seekInput(worker.partition, offset);

@@ -23,7 +23,7 @@ import {
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { outputRequests, pinPartitions, sendProblems } from './outputChunks';
-import { OperationalError } from '../errors';
+import { causeChain, OperationalError } from '../errors';
 
 /**
  * The kafkajs protocol error types (KafkaJSProtocolError.type) that mean the producer itself is
@@ -48,12 +48,8 @@ export const FENCING_ERROR_TYPES: ReadonlySet<string> = new Set([
  * the original as `cause`: the whole cause chain is looked at.
  */
 export function fencingErrorType(e: unknown): string | null {
-  const seen = new Set<unknown>();
-  for (let x = e; x !== null && typeof x === 'object' && !seen.has(x);) {
-    seen.add(x);
+  for (const x of causeChain(e))
     if (x instanceof KafkaJSProtocolError && FENCING_ERROR_TYPES.has(x.type)) return x.type;
-    x = (x as { cause?: unknown }).cause;
-  }
   return null;
 }
 

@@ -471,6 +471,16 @@ async function scenario(
 
 const nodeOf = (id: number): ClusterNode => cluster.node(id);
 
+/** kill -9 of node `id` (`role` names it in the mark), restarted 8 s later. */
+async function killForAWhile(x: Ctx, id: number, role: string): Promise<void> {
+  const node = nodeOf(id);
+  await node.kill();
+  await x.mark(`kill -9 node ${node.id} (${role})`);
+  await sleep(8_000);
+  await node.start();
+  await x.mark(`node ${node.id} restarted`);
+}
+
 describe('exactly once on a 3-node cluster (RF 3, min.insync.replicas 2)', () => {
   it('created topics get RF 3 and min.insync.replicas 2; an existing RF 1 topic is warned about at start-up', async () => {
     const c = P.testConfig({ partitions: 3 });
@@ -531,12 +541,7 @@ describe('exactly once on a 3-node cluster (RF 3, min.insync.replicas 2)', () =>
     'kill -9 of the leader of the input partitions, mid-load: exactly once, state = replay',
     async () => {
       await scenario('input leader kill -9', { seed: 1701 }, async (x) => {
-        const node = nodeOf(await x.leaderOf(x.c.inputTopic, 0));
-        await node.kill();
-        await x.mark(`kill -9 node ${node.id} (leader of input partition 0)`);
-        await sleep(8_000);
-        await node.start();
-        await x.mark(`node ${node.id} restarted`);
+        await killForAWhile(x, await x.leaderOf(x.c.inputTopic, 0), 'leader of input partition 0');
       });
     },
   );
@@ -546,12 +551,8 @@ describe('exactly once on a 3-node cluster (RF 3, min.insync.replicas 2)', () =>
     async () => {
       await scenario('output/changelog leader kill -9', { seed: 1702 }, async (x) => {
         // The node leading changelog partition 0; it leads output partitions too (3 of 3 nodes).
-        const node = nodeOf(await x.leaderOf(x.c.changelogTopic, 0));
-        await node.kill();
-        await x.mark(`kill -9 node ${node.id} (leader of changelog partition 0)`);
-        await sleep(8_000);
-        await node.start();
-        await x.mark(`node ${node.id} restarted`);
+        const node = await x.leaderOf(x.c.changelogTopic, 0);
+        await killForAWhile(x, node, 'leader of changelog partition 0');
       });
     },
   );
@@ -560,14 +561,8 @@ describe('exactly once on a 3-node cluster (RF 3, min.insync.replicas 2)', () =>
     'kill -9 of the transaction coordinator in the middle of transactions: exactly once',
     async () => {
       await scenario('transaction coordinator kill -9', { seed: 1703 }, async (x) => {
-        const node = nodeOf(await x.txnCoordinator(0));
-        await node.kill();
-        await x.mark(
-          `kill -9 node ${node.id} (transaction coordinator of partition 0's transactional id)`,
-        );
-        await sleep(8_000);
-        await node.start();
-        await x.mark(`node ${node.id} restarted`);
+        const node = await x.txnCoordinator(0);
+        await killForAWhile(x, node, "transaction coordinator of partition 0's transactional id");
       });
     },
   );

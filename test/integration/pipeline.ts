@@ -82,13 +82,30 @@ export interface Consumed {
   key: string | null;
   value: Buffer | null;
   headers: Record<string, string>;
+  /** Where it is in the log (`topic/partition@offset`), when the reader knows the partition. */
+  at?: string;
+  /** The producer id and epoch of its record batch (kafkajs' batchContext), with `at`. */
+  writer?: string;
 }
 
 /** A consumed message as the tests compare it: key as text, headers as strings. */
-export function consumed(topic: string, message: KafkaMessage): Consumed {
+export function consumed(topic: string, message: KafkaMessage, partition?: number): Consumed {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = String(v);
-  return { topic, key: message.key?.toString() ?? null, value: message.value, headers };
+  const r: Consumed = {
+    topic,
+    key: message.key?.toString() ?? null,
+    value: message.value,
+    headers,
+  };
+  if (partition !== undefined) {
+    r.at = `${topic}/${partition}@${message.offset}`;
+    // kafkajs keeps each message's record batch header but does not type it.
+    const batch = (message as { batchContext?: { producerId?: string; producerEpoch?: number } })
+      .batchContext;
+    if (batch !== undefined) r.writer = `producer ${batch.producerId} epoch ${batch.producerEpoch}`;
+  }
+  return r;
 }
 
 /**

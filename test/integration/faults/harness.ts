@@ -179,6 +179,7 @@ export async function waitAllCommitted(c: Config, timeoutMs: number): Promise<vo
  * reader passed every partition's end offset of the start, and then
  * nothing more came for `idleMs` (so duplicates beyond the expected count are seen too); or
  * until `timeoutMs`. read_committed unless `readUncommitted` (to see aborted writes too).
+ * Each record once per offset: `redeliveries.count` tells how many the reader handed out again.
  */
 export async function drain(
   topics: string[],
@@ -186,6 +187,7 @@ export async function drain(
   idleMs: number,
   timeoutMs: number,
   readUncommitted = false,
+  redeliveries: { count: number } = { count: 0 },
 ): Promise<Consumed[]> {
   const consumer = kafka.consumer({
     groupId: `drain-${randomUUID()}`,
@@ -193,6 +195,7 @@ export async function drain(
     maxWaitTimeInMs: 500,
   });
   const records: Consumed[] = [];
+  const positions = new Set<string>();
   // Where each partition ends now: reading stops only once the reader passed every end (a
   // count and a quiet spell alone could stop early while a leader was still being found).
   const admin = kafka.admin();
@@ -222,9 +225,17 @@ export async function drain(
       fetches++;
     });
     await consumer.run({
-      eachMessage: async ({ topic, message }) => {
-        records.push(consumed(topic, message));
+      eachMessage: async ({ topic, partition, message }) => {
         last = Date.now();
+        // A reader's redelivery (kafkajs hands out a batch again after a rebalance or a late
+        // fetch) is the same record at the same offset: counted, not taken as a duplicate.
+        const r = consumed(topic, message, partition);
+        if (positions.has(r.at!)) {
+          redeliveries.count++;
+          return;
+        }
+        positions.add(r.at!);
+        records.push(r);
       },
     });
     const deadline = Date.now() + timeoutMs;
@@ -252,6 +263,8 @@ export interface ExactlyOnce {
   extra: AuditLineRecord[];
   /** The first few records lost or extra, named (for the report). */
   wrong: string[];
+  /** Records the reader handed out again at an offset already read (not in the log twice). */
+  redeliveries: number;
 }
 
 /** The exactly-once figures of a check, as the fault reports print them. */
@@ -263,6 +276,7 @@ export function exactlyOnceFigures(r: ExactlyOnce) {
     audit: r.audits,
     lost: r.lost,
     duplicated: r.duplicated,
+    readerRedeliveries: r.redeliveries,
     ...(r.wrong.length > 0 ? { wrong: r.wrong } : {}),
   };
 }
@@ -289,15 +303,28 @@ export async function exactlyOnce(
   isExtra: (r: AuditLineRecord) => boolean = () => false,
 ): Promise<ExactlyOnce> {
   const expected = offline(events).filter((r) => r.record !== 'dead-letter');
+  const redeliveries = { count: 0 };
   const got = await drain(
     [c.verdictTopic, c.spillTopic, c.auditTopic],
     expected.length,
     3_000,
     timeoutMs,
+    false,
+    redeliveries,
   );
   const all = got.map((r) => decodeOutput(c, r));
   const extra = all.filter(isExtra);
   const decoded = all.filter((r) => !isExtra(r));
+  // Where each copy of a record sits and who wrote it: two copies from one producer epoch
+  // point at the producer, from two epochs at a batch processed twice.
+  const copies = new Map<string, string[]>();
+  all.forEach((r, i) => {
+    const k = keyOf(r);
+    if (k === null) return;
+    const list = copies.get(k) ?? [];
+    list.push(`${got[i]!.at} by ${got[i]!.writer}`);
+    copies.set(k, list);
+  });
   const want = new Map<string, number>();
   for (const r of expected) {
     const k = keyOf(r);
@@ -317,10 +344,12 @@ export async function exactlyOnce(
   }
   for (const [k, n] of seen) {
     duplicated += Math.max(0, n - (want.get(k) ?? 0));
-    if (n > (want.get(k) ?? 0)) wrong.push(`extra ${k}`);
+    if (n > (want.get(k) ?? 0))
+      wrong.push(`extra at ${copies.get(k)!.join(' and ')}: ${k.slice(0, 200)}`);
   }
   return {
-    wrong: wrong.slice(0, 5).map((w) => w.slice(0, 300)),
+    redeliveries: redeliveries.count,
+    wrong: wrong.slice(0, 5).map((w) => w.slice(0, 500)),
     records: decoded.length,
     verdicts: decoded.filter((r) => r.record === 'verdict').length,
     spills: decoded.filter((r) => r.record === 'spill-request').length,

@@ -70,6 +70,32 @@ export function outputRequests(
   return requests;
 }
 
+/**
+ * A request's messages as one request per topic-partition, in their order. kafkajs 2.2.4 sends
+ * a request's partitions to their leaders in parallel and retries as soon as one leader fails,
+ * while another leader's produce may still be in flight: that produce then completes, and the
+ * retry, having seen no answer from its broker yet, sends the same messages to it again under
+ * the next sequence numbers. Both land in the one transaction, and only the later answer is
+ * kept, so `sendProblems` cannot see it (seen in the soak: a spill request at two adjacent
+ * offsets from one producer epoch, its verdict once). With one partition per request there is
+ * no other leader to fail: a retry re-sends under the same sequence numbers, which the broker
+ * deduplicates. Messages must be pinned (`pinPartitions`); unpinned ones stay together. Pure.
+ */
+export function onePartitionEach(request: readonly TopicMessages[]): TopicMessages[][] {
+  const parts = new Map<string, TopicMessages>();
+  for (const { topic, messages } of request)
+    for (const m of messages) {
+      const key = `${topic}/${m.partition ?? '?'}`;
+      let part = parts.get(key);
+      if (part === undefined) {
+        part = { topic, messages: [] };
+        parts.set(key, part);
+      }
+      part.messages.push(m);
+    }
+  return [...parts.values()].map((part) => [part]);
+}
+
 /** What kafkajs' sendBatch answers per partition (the part the check needs). */
 export interface SentPartition {
   topicName: string;

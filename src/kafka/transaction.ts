@@ -22,7 +22,7 @@ import {
 } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
-import { outputRequests, pinPartitions, sendProblems } from './outputChunks';
+import { onePartitionEach, outputRequests, pinPartitions, sendProblems } from './outputChunks';
 import { causeChain, OperationalError } from '../errors';
 
 /**
@@ -178,15 +178,18 @@ export async function commitBatch(
     // kafkajs 2.2.4's retry of a partly failed sendBatch skips the brokers that already
     // answered (tulios/kafkajs#1303), and after a leader move outputs went unwritten (or were
     // written twice) while offsets and changelog committed. Such a send aborts the transaction.
+    // One topic-partition per sendBatch (onePartitionEach): a kafkajs retry of a request to
+    // several leaders can write one leader's messages twice, unseen by the check below.
     pinPartitions(c.sends, c.partitionCounts);
-    for (const topicMessages of outputRequests([...c.sends])) {
-      const results = await txn.sendBatch({ acks: -1, topicMessages });
-      const { missing, repeated } = sendProblems(topicMessages, results);
-      if (missing.length > 0 || repeated.length > 0)
-        throw new Error(
-          `a retried produce request (kafkajs#1303) left ${missing.join(', ') || 'none'} unwritten and wrote ${repeated.join(', ') || 'none'} twice: aborting the transaction`,
-        );
-    }
+    for (const request of outputRequests([...c.sends]))
+      for (const topicMessages of onePartitionEach(request)) {
+        const results = await txn.sendBatch({ acks: -1, topicMessages });
+        const { missing, repeated } = sendProblems(topicMessages, results);
+        if (missing.length > 0 || repeated.length > 0)
+          throw new Error(
+            `a retried produce request (kafkajs#1303) left ${missing.join(', ') || 'none'} unwritten and wrote ${repeated.join(', ') || 'none'} twice: aborting the transaction`,
+          );
+      }
     sent = performance.now();
     await txn.sendOffsets({
       consumerGroupId: c.consumerGroupId,

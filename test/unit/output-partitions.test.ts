@@ -1,5 +1,6 @@
-import type { Message } from 'kafkajs';
-import { pinPartitions, sendProblems } from '../../src/kafka/outputChunks';
+import fc from 'fast-check';
+import type { Message, TopicMessages } from 'kafkajs';
+import { onePartitionEach, pinPartitions, sendProblems } from '../../src/kafka/outputChunks';
 
 describe('outputs pinned to partitions, and every pinned partition acknowledged (regression: issue 17)', () => {
   it("pins a keyed message where Kafka's Java client would put it (murmur2), keeps given partitions", () => {
@@ -58,5 +59,50 @@ describe('outputs pinned to partitions, and every pinned partition acknowledged 
         { topicName: 'changelog', partition: 1 },
       ]),
     ).toEqual({ missing: [], repeated: [] });
+  });
+
+  it("splits a request into one request per topic-partition, each in its messages' order", () => {
+    const request: TopicMessages[] = [
+      {
+        topic: 'verdicts',
+        messages: [
+          { value: 'a', partition: 0 },
+          { value: 'b', partition: 2 },
+          { value: 'c', partition: 0 },
+        ],
+      },
+      { topic: 'spills', messages: [{ value: 'd', partition: 0 }] },
+    ];
+    expect(onePartitionEach(request)).toEqual([
+      [{ topic: 'verdicts', messages: [request[0]!.messages[0], request[0]!.messages[2]] }],
+      [{ topic: 'verdicts', messages: [request[0]!.messages[1]] }],
+      [{ topic: 'spills', messages: [request[1]!.messages[0]] }],
+    ]);
+  });
+
+  it('one partition per request: every message kept once, in order within its topic-partition (property)', () => {
+    const message = fc.record({ value: fc.string(), partition: fc.nat(3) });
+    const request = fc.array(
+      fc.record({ topic: fc.constantFrom('a', 'b', 'c'), messages: fc.array(message) }),
+    );
+    fc.assert(
+      fc.property(request, (req) => {
+        const parts = onePartitionEach(req);
+        const seqOf = (r: readonly TopicMessages[], key: string) =>
+          r.flatMap((t) =>
+            t.messages.filter((m) => `${t.topic}/${m.partition}` === key).map((m) => m),
+          );
+        const keys = new Set(
+          req.flatMap((t) => t.messages.map((m) => `${t.topic}/${m.partition}`)),
+        );
+        for (const part of parts) {
+          expect(part).toHaveLength(1);
+          expect(new Set(part[0]!.messages.map((m) => m.partition)).size).toBe(1);
+          expect(part[0]!.messages.length).toBeGreaterThan(0);
+        }
+        expect(parts).toHaveLength(keys.size);
+        for (const key of keys) expect(seqOf(parts.flat(), key)).toEqual(seqOf(req, key));
+      }),
+    );
   });
 });

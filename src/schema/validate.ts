@@ -224,6 +224,14 @@ export function fieldError(code: DecodeError['code'], path: Path, what: string):
 /** Classifies avsc's complaint about one value (from `isValid`'s errorHook). */
 function classify(path: Path, value: unknown, type: Type): DecodeError {
   const expected = describeType(type);
+  if (typeof value === 'symbol') {
+    // A stand-in of `shieldEnums`: only ever an object or an array at an enum.
+    return fieldError(
+      'WRONG_TYPE',
+      path,
+      `expected ${expected}, got ${value.description ?? 'an object'}`,
+    );
+  }
   if (value === undefined) {
     return fieldError('MISSING_FIELD', path, `required field is missing (expected ${expected})`);
   }
@@ -238,10 +246,46 @@ function classify(path: Path, value: unknown, type: Type): DecodeError {
   return fieldError('WRONG_TYPE', path, `expected ${expected}, got ${describeValue(value)}`);
 }
 
+/**
+ * `value` with every object or array that sits where the schema wants an enum replaced by a
+ * symbol that names what it was. avsc 5.7.9 checks an enum by using the value as a property
+ * key (`_indices[val]`), which turns an object into a string; for `{"toString":null}`, valid
+ * JSON, that conversion throws, out of `isValid`, and a JSON record that throws while decoding
+ * is never dead-lettered. A symbol is a key no symbol list holds, so avsc reports it where the
+ * object was, in schema order. Copies only along the paths it changes, prototypes kept (avsc
+ * reads inherited fields too).
+ */
+function shieldEnums(type: Type, value: unknown): unknown {
+  if (isEnumType(type)) {
+    if (typeof value !== 'object' || value === null) return value;
+    return Symbol(describeValue(value));
+  }
+  if (isRecordType(type) && isPlainObject(value)) {
+    let copy: Record<string, unknown> | undefined;
+    for (const field of type.fields) {
+      const given = value[field.name];
+      const shielded = shieldEnums(field.type, given);
+      if (shielded === given) continue;
+      copy ??= Object.assign(Object.create(Object.getPrototypeOf(value) as object | null), value);
+      (copy as Record<string, unknown>)[field.name] = shielded;
+    }
+    return copy ?? value;
+  }
+  if (isArrayType(type) && Array.isArray(value)) {
+    const items = value.map((item: unknown) => shieldEnums(type.itemsType, item));
+    return items.every((item, i) => item === value[i]) ? value : items;
+  }
+  if (isUnionType(type)) {
+    const nonNull = type.types.filter((t) => t.typeName !== 'null');
+    return nonNull.length === 1 && value !== null ? shieldEnums(nonNull[0] as Type, value) : value;
+  }
+  return value;
+}
+
 /** The first field (in schema order) that avsc finds invalid, or undefined when valid. */
 export function findInvalid(type: Type, value: unknown): DecodeError | undefined {
   let first: DecodeError | undefined;
-  type.isValid(value, {
+  type.isValid(shieldEnums(type, value), {
     errorHook: (path, any, failing) => {
       first ??= classify(path, any, failing);
     },

@@ -139,6 +139,26 @@ describe('fields against the Avro record', () => {
     },
   );
 
+  // avsc looks an enum value up as a property key; these objects cannot become one (a CI run's
+  // fast-check counterexample: a TurnAppended whose role was {"toString":null}).
+  it.each([
+    ['role', '{"toString":null}', 'an object'],
+    ['role', '{"toString":1,"valueOf":1}', 'an object'],
+    ['role', '[{"toString":null}]', 'an array'],
+    ['pins', '["PLAN",{"toString":null}]', 'an object'],
+  ])('rejects %s %s, which no string conversion survives, as WRONG_TYPE', (name, json, what) => {
+    const line = JSON.stringify(withFields('TurnAppended', { [name]: '@' })).replace('"@"', json);
+    const error = errorOf(decodeEventLine(line));
+    const field = name === 'pins' ? 'pins[1]' : name;
+    expect(error).toMatchObject({ code: 'WRONG_TYPE', field });
+    expect(error.message).toContain(`got ${what}`);
+  });
+
+  it('still reports the first failing field in schema order past such an object', () => {
+    const input = withFields('TurnAppended', { seq: 'one', role: { toString: null } });
+    expect(errorOf(decodeEventJson(input))).toMatchObject({ code: 'WRONG_TYPE', field: 'seq' });
+  });
+
   it('does not accept an unknown symbol for a field with an enum default', () => {
     const error = errorOf(decodeEventJson(withFields('Truncated', { reason: 'OTHER' })));
     expect(error).toMatchObject({ code: 'BAD_ENUM', field: 'reason' });

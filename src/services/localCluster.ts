@@ -19,6 +19,7 @@ import { findJava } from './java';
 import { clusterId, kafkaServerArgs, LOG4J2_PROPERTIES, storageFormatArgs } from './localKafka';
 import { fetchKafkaLibs } from './maven';
 import { freePorts, LOOPBACK } from './ports';
+import { undoIfWeDie } from './reaper';
 import {
   makeTempDir,
   onExitCleanup,
@@ -138,9 +139,12 @@ class Network {
   readonly hostAddress = `${this.subnet}.1`;
   private readonly namespaces: string[] = [];
   private readonly unregister: () => void;
+  /** What the reaper would undo if we were killed before `remove` (reaper.ts). */
+  private readonly leftovers: (() => void)[] = [];
   constructor() {
     this.unregister = onExitCleanup(() => this.remove());
     ip('link', 'add', this.bridge, 'type', 'bridge');
+    this.leftovers.push(undoIfWeDie({ kind: 'command', argv: ['ip', 'link', 'del', this.bridge] }));
     ip('addr', 'add', `${this.hostAddress}/24`, 'dev', this.bridge);
     ip('link', 'set', this.bridge, 'up');
   }
@@ -150,6 +154,7 @@ class Network {
     const address = `${this.subnet}.${host}`;
     ip('netns', 'add', name);
     this.namespaces.push(name);
+    this.leftovers.push(undoIfWeDie({ kind: 'command', argv: ['ip', 'netns', 'del', name] }));
     ip('link', 'add', name, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', name);
     ip('link', 'set', name, 'master', this.bridge);
     ip('link', 'set', name, 'up');
@@ -160,6 +165,7 @@ class Network {
   }
   remove(): void {
     this.unregister();
+    for (const forget of this.leftovers.splice(0)) forget();
     for (const ns of this.namespaces.splice(0)) {
       try {
         ip('link', 'del', ns);

@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { undoIfWeDie } from './reaper';
 
 /** A long-running child (a JVM) whose output goes to a log file and which we must stop again. */
 export interface ManagedProcess {
@@ -41,7 +42,8 @@ export interface ProcessSpec {
 
 const DEFAULT_GRACE_MS = 20_000;
 const live = new Set<ChildProcess>();
-const tempDirs = new Set<string>();
+/** Each temp dir, with the function that tells the reaper it is gone. */
+const tempDirs = new Map<string, () => void>();
 const cleanups = new Set<() => void>();
 
 /**
@@ -57,13 +59,14 @@ export function onExitCleanup(cleanup: () => void): () => void {
 /** A fresh temp dir (broker data, scratch files) that is deleted even if we never stop(). */
 export function makeTempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  tempDirs.add(dir);
+  tempDirs.set(dir, undoIfWeDie({ kind: 'dir', path: dir }));
   installHooks();
   return dir;
 }
 
 export function removeTempDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+  tempDirs.get(dir)?.();
   tempDirs.delete(dir);
 }
 
@@ -111,6 +114,8 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
   const pid = child.pid;
   live.add(child);
   installHooks();
+  const forget = undoIfWeDie({ kind: 'group', pgid: pid });
+  void exited.then(forget);
 
   return {
     name: spec.name,
@@ -260,7 +265,7 @@ function installHooks(): void {
   const killAll = (): void => {
     for (const child of live) if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
     live.clear();
-    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+    for (const dir of tempDirs.keys()) rmSync(dir, { recursive: true, force: true });
     tempDirs.clear();
     for (const cleanup of cleanups) {
       try {

@@ -5,6 +5,7 @@
  * registry that can be switched off.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { undoIfWeDie } from '../../../src/services/reaper';
 import { randomUUID } from 'node:crypto';
 import { closeSync, openSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
@@ -134,7 +135,15 @@ export async function spawnProcessor(
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
-  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  // A jest worker killed mid-scenario must not leave its processors running (reaper.ts).
+  const forget =
+    proc.pid === undefined ? () => undefined : undoIfWeDie({ kind: 'process', pid: proc.pid });
+  const exited = new Promise<number | null>((r) =>
+    proc.once('exit', (code) => {
+      forget();
+      r(code);
+    }),
+  );
   return { proc, httpPort, httpHost, exited };
 }
 
@@ -302,7 +311,7 @@ export async function exactlyOnce(
   timeoutMs: number,
   isExtra: (r: AuditLineRecord) => boolean = () => false,
 ): Promise<ExactlyOnce> {
-  const expected = offline(events).filter((r) => r.record !== 'dead-letter');
+  const expected = offline(events, c.graceMs).filter((r) => r.record !== 'dead-letter');
   const redeliveries = { count: 0 };
   const got = await drain(
     [c.verdictTopic, c.spillTopic, c.auditTopic],

@@ -18,6 +18,7 @@
 import { readFileSync } from 'node:fs';
 import { Kafka, logLevel, type TopicMessages } from 'kafkajs';
 import pino from 'pino';
+import { DEFAULTS } from '../src/config/config';
 import type { ContextEvent } from '../src/engine/events';
 import { stampNow } from '../src/cli/simulate';
 import { checkedSend, UnacknowledgedSendError } from '../src/kafka/checkedSend';
@@ -47,6 +48,11 @@ const RATE = Number(option('rate') ?? 150);
 const SESSIONS = Number(option('sessions') ?? 300);
 const FAULT_EVERY_S = Number(option('fault-every') ?? 180);
 const WINDOW_S = Number(option('window') ?? 60);
+// Retention of a closed session: the contract's grace (event time), then the sweep delay. The
+// defaults keep one for 2 hours; shorter ones let a 30-40 minute run reach the steady state
+// where sessions are freed as fast as they close, so RSS can be judged flat or not.
+const GRACE_MIN = Number(option('grace-minutes') ?? DEFAULTS.graceMs / 60_000);
+const SWEEP_MIN = Number(option('sweep-minutes') ?? DEFAULTS.sweepDelayMs / 60_000);
 
 interface Sample {
   at: number;
@@ -93,6 +99,8 @@ async function main(): Promise<void> {
     partitions: 3,
     sessionTimeoutMs: 6_000,
     transactionTimeoutMs: 5_000,
+    graceMs: GRACE_MIN * 60_000,
+    sweepDelayMs: SWEEP_MIN * 60_000,
   });
   const H = await import('../test/integration/faults/harness');
   const child = await spawnProcessor(c, [], {
@@ -165,7 +173,7 @@ async function main(): Promise<void> {
     faultyShare: 0.3,
   });
   console.error(
-    `soak: ${MINUTES} min at ${RATE} events/s (${total} events, ${SESSIONS} sessions live), a fault every ${FAULT_EVERY_S} s`,
+    `soak: ${MINUTES} min at ${RATE} events/s (${total} events, ${SESSIONS} sessions live), a fault every ${FAULT_EVERY_S} s, closed sessions kept ${GRACE_MIN} + ${SWEEP_MIN} min`,
   );
   const samples: Sample[] = [];
   const faultLog: { at: number; what: string; tookMs: number }[] = [];
@@ -267,6 +275,8 @@ async function main(): Promise<void> {
   );
   for (let w = loadStart; w < loadStart + loadMs; w += WINDOW_S * 1000) {
     const inW = samples.filter((s) => s.at >= w && s.at < w + WINDOW_S * 1000);
+    // The load's last few hundred ms can open a window that no sample falls in.
+    if (inW.length < 2) continue;
     const first = inW[0];
     const last = inW[inW.length - 1];
     const ms = latencies
@@ -289,6 +299,8 @@ async function main(): Promise<void> {
     rate: RATE,
     sessions: SESSIONS,
     faultEveryS: FAULT_EVERY_S,
+    graceMinutes: GRACE_MIN,
+    sweepMinutes: SWEEP_MIN,
     events: delivered.length,
     resends,
     partlyUnacknowledgedSends,

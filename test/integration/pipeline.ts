@@ -8,7 +8,8 @@ import { startProcessor, type Running } from '../../src/cli/run';
 import { RegistryCodec } from '../../src/registry/codec';
 import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
 import { serviceEnv } from './env';
-import { Replay, type AuditLineRecord } from '../../src/audit/replay';
+import { Replay, SessionsInPlace, type AuditLineRecord } from '../../src/audit/replay';
+import { engineOptions } from '../../src/engine';
 
 export const { brokers, registryUrl } = serviceEnv();
 // CG_TEST_KAFKA_LOG=nothing quiets the expected connection errors of fault tests.
@@ -189,9 +190,15 @@ export async function readOutputs(
   return { got, decoded: got.map((r) => decodeOutput(c, r)) };
 }
 
-/** The offline audit of the same events (contract §7), per session in order. */
-export function offline(events: readonly ContextEvent[]): AuditLineRecord[] {
-  const replay = new Replay();
+/**
+ * The offline audit of the same events (contract §7), per session in order, with the grace
+ * period the processor ran with (a soak shortens it to see closed sessions freed).
+ */
+export function offline(
+  events: readonly ContextEvent[],
+  graceMs: number = DEFAULTS.graceMs,
+): AuditLineRecord[] {
+  const replay = new Replay(new SessionsInPlace(engineOptions({ graceMs })));
   return events.flatMap((e, i) => replay.line(JSON.stringify(e), i + 1));
 }
 

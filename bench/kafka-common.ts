@@ -265,7 +265,8 @@ export const fmt = (x: number, digits = 0) =>
     ? x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
     : String(x);
 
-export function machine(): Record<string, unknown> {
+/** `kafka`: what the run used, when the bench knows better than the environment (the soak). */
+export function machine(kafka?: string): Record<string, unknown> {
   let cpusAllowed: string | null = null;
   try {
     cpusAllowed =
@@ -278,9 +279,11 @@ export function machine(): Record<string, unknown> {
     nproc: os.cpus().length,
     cpusAllowed,
     node: process.version,
-    kafka: process.env.KAFKA_BROKERS
-      ? 'external (KAFKA_BROKERS)'
-      : `${DEFAULT_KAFKA_VERSION} (local KRaft, 1 broker)`,
+    kafka:
+      kafka ??
+      (process.env.KAFKA_BROKERS
+        ? 'external (KAFKA_BROKERS)'
+        : `${DEFAULT_KAFKA_VERSION} (local KRaft, 1 broker)`),
     totalMemGiB: Math.round(os.totalmem() / 2 ** 30),
     loadavg: os.loadavg().map((x) => Number(x.toFixed(2))),
   };

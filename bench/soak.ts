@@ -316,7 +316,7 @@ async function main(): Promise<void> {
     rssEndMb: Math.round(rssEnd),
     ...H.exactlyOnceFigures(r),
     totalSeconds: Math.round((Date.now() - started) / 1000),
-    machine: machine(),
+    machine: machine(`${DEFAULT_KAFKA_VERSION} (local KRaft, 3 nodes, RF 3, min ISR 2)`),
   };
   console.log(JSON.stringify(result, null, 2));
   console.error(`soak: result in ${saveResult('soak', result)}`);

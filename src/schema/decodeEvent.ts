@@ -32,6 +32,35 @@ export type DecodeResult =
  * Fields the schema does not declare are ignored (forward compatibility, schemas/README.md).
  */
 export function decodeEventJson(value: unknown): DecodeResult {
+  try {
+    return decodeChecked(value);
+  } catch (e) {
+    return decoderFailure(value, e);
+  }
+}
+
+/**
+ * A throw while decoding is a bug of ours on this value (avsc's enum check threw on
+ * `{"toString":null}` until validate.ts shielded it), or, through the client, an object whose
+ * getter throws. As a result it is a dead letter that says so: the processor retries a decoding
+ * that throws as if the registry were down, so a throw would hold the record's partition for good.
+ */
+function decoderFailure(value: unknown, e: unknown): DecodeResult {
+  const cause = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  const error = decodeError(
+    'DECODER_FAILED',
+    `the decoder failed on this value (a compaction-guard bug; please report it with the record): ${cause}`,
+  );
+  try {
+    const object = typeof value === 'object' && value !== null && !Array.isArray(value);
+    return failure(error, object ? (value as Record<string, unknown>) : undefined);
+  } catch {
+    // Its identity fields cannot be read either: no answer to salvage.
+    return failure(error);
+  }
+}
+
+function decodeChecked(value: unknown): DecodeResult {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     const found = Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value;
     return failure(decodeError('NOT_AN_OBJECT', `expected a JSON object, got ${found}`));

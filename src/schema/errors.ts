@@ -35,6 +35,11 @@ export const DECODE_ERROR_CODES = [
   'AVRO_DECODE',
   /** Avro record whose `type` field disagrees with its union branch. */
   'TYPE_MISMATCH',
+  /**
+   * The decoder threw on the value: a bug of ours, dead-lettered so that its partition goes on
+   * (decisions 70); the message quotes the error.
+   */
+  'DECODER_FAILED',
 ] as const;
 
 export type DecodeErrorCode = (typeof DECODE_ERROR_CODES)[number];

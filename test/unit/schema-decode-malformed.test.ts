@@ -159,6 +159,36 @@ describe('fields against the Avro record', () => {
     expect(errorOf(decodeEventJson(input))).toMatchObject({ code: 'WRONG_TYPE', field: 'seq' });
   });
 
+  it('dead-letters a value the decoder throws on as DECODER_FAILED, quoting the error', () => {
+    // Through the client an event is any object: this one's getter throws.
+    const input = withFields('TurnAppended', {});
+    Object.defineProperty(input, 'turn', {
+      enumerable: true,
+      get: () => {
+        throw new RangeError('getter exploded');
+      },
+    });
+    const error = errorOf(decodeEventJson(input));
+    expect(error.code).toBe('DECODER_FAILED');
+    expect(error.message).toContain('RangeError: getter exploded');
+  });
+
+  it('still answers a CompactionRequested the decoder throws on, when its identity reads', () => {
+    const input = withFields('CompactionRequested', {});
+    Object.defineProperty(input, 'summaryInput', {
+      enumerable: true,
+      get: () => {
+        throw new Error('no');
+      },
+    });
+    const result = decodeEventJson(input);
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: 'DECODER_FAILED' },
+      request: { type: 'MalformedRequest', requestId: 'request-1', seq: 3 },
+    });
+  });
+
   it('does not accept an unknown symbol for a field with an enum default', () => {
     const error = errorOf(decodeEventJson(withFields('Truncated', { reason: 'OTHER' })));
     expect(error).toMatchObject({ code: 'BAD_ENUM', field: 'reason' });

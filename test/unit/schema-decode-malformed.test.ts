@@ -5,6 +5,16 @@ import type { DecodeResult } from '../../src/schema/decodeEvent';
 import type { DecodeError } from '../../src/schema/errors';
 import { withFields } from './schema-fixtures';
 
+/** `object` with `field` a getter that throws `error` (an event the client may be handed). */
+function throwingOn<T extends object>(object: T, field: string, error: Error): T {
+  return Object.defineProperty(object, field, {
+    enumerable: true,
+    get: () => {
+      throw error;
+    },
+  });
+}
+
 function errorOf(result: DecodeResult): DecodeError {
   if (result.ok) throw new Error(`expected a decode error, got ${JSON.stringify(result.event)}`);
   return result.error;
@@ -161,26 +171,22 @@ describe('fields against the Avro record', () => {
 
   it('dead-letters a value the decoder throws on as DECODER_FAILED, quoting the error', () => {
     // Through the client an event is any object: this one's getter throws.
-    const input = withFields('TurnAppended', {});
-    Object.defineProperty(input, 'turn', {
-      enumerable: true,
-      get: () => {
-        throw new RangeError('getter exploded');
-      },
-    });
+    const input = throwingOn(
+      withFields('TurnAppended', {}),
+      'turn',
+      new RangeError('getter exploded'),
+    );
     const error = errorOf(decodeEventJson(input));
     expect(error.code).toBe('DECODER_FAILED');
     expect(error.message).toContain('RangeError: getter exploded');
   });
 
   it('still answers a CompactionRequested the decoder throws on, when its identity reads', () => {
-    const input = withFields('CompactionRequested', {});
-    Object.defineProperty(input, 'summaryInput', {
-      enumerable: true,
-      get: () => {
-        throw new Error('no');
-      },
-    });
+    const input = throwingOn(
+      withFields('CompactionRequested', {}),
+      'summaryInput',
+      new Error('no'),
+    );
     const result = decodeEventJson(input);
     expect(result).toMatchObject({
       ok: false,

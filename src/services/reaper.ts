@@ -26,6 +26,7 @@ export type Leftover =
 const REAPER_PROGRAM = `
 const { execFileSync } = require('node:child_process');
 const { rmSync } = require('node:fs');
+process.title = 'compaction-guard-reaper';
 for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(s, () => {});
 const pending = new Map();
 let buffered = '';

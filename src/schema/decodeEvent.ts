@@ -20,6 +20,7 @@ import {
   fieldError,
   findInvalid,
   findSemanticError,
+  isPlainObject,
 } from './validate';
 
 export type DecodeResult =
@@ -52,8 +53,7 @@ function decoderFailure(value: unknown, e: unknown): DecodeResult {
     `the decoder failed on this value (a compaction-guard bug; please report it with the record): ${cause}`,
   );
   try {
-    const object = typeof value === 'object' && value !== null && !Array.isArray(value);
-    return failure(error, object ? (value as Record<string, unknown>) : undefined);
+    return failure(error, isPlainObject(value) ? value : undefined);
   } catch {
     // Its identity fields cannot be read either: no answer to salvage.
     return failure(error);
@@ -61,11 +61,11 @@ function decoderFailure(value: unknown, e: unknown): DecodeResult {
 }
 
 function decodeChecked(value: unknown): DecodeResult {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!isPlainObject(value)) {
     const found = Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value;
     return failure(decodeError('NOT_AN_OBJECT', `expected a JSON object, got ${found}`));
   }
-  const object = value as Record<string, unknown>;
+  const object = value;
   const type = Object.prototype.hasOwnProperty.call(object, 'type') ? object.type : undefined;
   if (type === undefined) {
     return failure(fieldError('MISSING_FIELD', ['type'], 'required field is missing'));
@@ -143,10 +143,10 @@ function duplicateKeyFailure(value: unknown, duplicates: readonly DuplicateKey[]
     `key ${describeValue(first.key)} appears twice in one object (again at character offset ${first.offset})${more}: which value counts is undefined`,
     first.key,
   );
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return failure(error);
+  if (!isPlainObject(value)) return failure(error);
   const repeated = new Set(duplicates.filter((d) => d.depth === 1).map((d) => d.key));
   if (REQUEST_IDENTITY.some((k) => repeated.has(k))) return failure(error);
-  const object = value as Record<string, unknown>;
+  const object = value;
   return failure(error, repeated.has('occurredAt') ? { ...object, occurredAt: null } : object);
 }
 

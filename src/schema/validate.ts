@@ -18,7 +18,8 @@ const isArrayType = (t: Type): t is types.ArrayType => t.typeName === 'array';
 const isEnumType = (t: Type): t is types.EnumType => t.typeName === 'enum';
 const isUnionType = (t: Type): t is types.UnwrappedUnionType => t.typeName.startsWith('union');
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+/** A JSON object (not an array, not null): what an event and each of its records must be. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

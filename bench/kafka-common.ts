@@ -20,7 +20,7 @@ import { registerSchemas } from '../src/registry/register';
 import { partitionCount } from '../src/kafka/topics';
 import { provideServices, type Services } from '../src/services';
 import { DEFAULT_KAFKA_VERSION } from '../src/services/maven';
-import { undoIfWeDie } from '../src/services/reaper';
+import { killIfWeDie } from '../src/services/reaper';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -356,8 +356,8 @@ export function spawnProcessor(
       },
     },
   );
-  // A bench killed hard must not leave its processor running (src/services/reaper.ts).
-  if (proc.pid !== undefined) proc.once('close', undoIfWeDie({ kind: 'process', pid: proc.pid }));
+  // A bench killed hard must not leave its processor running.
+  killIfWeDie(proc);
   return new Promise((resolve, reject) => {
     let buf = '';
     proc.once('exit', (code) =>

@@ -102,6 +102,16 @@ export function undoIfWeDie(leftover: Leftover): () => void {
   };
 }
 
+/**
+ * `child` (not in a process group of its own, e.g. a processor a test or bench starts) killed
+ * if we die while it runs; forgotten once it has exited.
+ */
+export function killIfWeDie(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  // 'close' (after 'exit'): callers may remove their own 'exit' listeners wholesale.
+  child.once('close', undoIfWeDie({ kind: 'process', pid: child.pid }));
+}
+
 /** The reaper's pid, for tests that check it acts. */
 export function reaperPid(): number | undefined {
   return reaper?.pid;

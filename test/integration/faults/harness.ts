@@ -5,7 +5,7 @@
  * registry that can be switched off.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { undoIfWeDie } from '../../../src/services/reaper';
+import { killIfWeDie } from '../../../src/services/reaper';
 import { randomUUID } from 'node:crypto';
 import { closeSync, openSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
@@ -135,15 +135,9 @@ export async function spawnProcessor(
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
-  // A jest worker killed mid-scenario must not leave its processors running (reaper.ts).
-  const forget =
-    proc.pid === undefined ? () => undefined : undoIfWeDie({ kind: 'process', pid: proc.pid });
-  const exited = new Promise<number | null>((r) =>
-    proc.once('exit', (code) => {
-      forget();
-      r(code);
-    }),
-  );
+  // A jest worker killed mid-scenario must not leave its processors running.
+  killIfWeDie(proc);
+  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   return { proc, httpPort, httpHost, exited };
 }
 

@@ -6,13 +6,13 @@
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { makeTempDir, removeTempDir, startProcess } from '../../../src/services/processes';
-import { reaperPid, undoIfWeDie } from '../../../src/services/reaper';
+import { killIfWeDie, reaperPid, undoIfWeDie } from '../../../src/services/reaper';
 
 async function main(): Promise<void> {
   const [mode, namespace] = process.argv.slice(2);
   const group = startProcess({ name: 'sleeper', command: 'sleep', args: ['600'] });
   const plain = spawn('sleep', ['600'], { stdio: 'ignore' });
-  const forgetPlain = undoIfWeDie({ kind: 'process', pid: plain.pid! });
+  killIfWeDie(plain);
   const dir = makeTempDir('cg-reaper-test-');
   let forgetNamespace = (): void => undefined;
   if (namespace !== undefined && namespace !== '') {
@@ -25,7 +25,6 @@ async function main(): Promise<void> {
   if (mode === 'exit') {
     await group.stop(2_000);
     plain.kill('SIGKILL');
-    forgetPlain();
     removeTempDir(dir);
     if (namespace) execFileSync('ip', ['netns', 'del', namespace]);
     forgetNamespace();

@@ -89,9 +89,7 @@ describe('outputs pinned to partitions, and every pinned partition acknowledged 
       fc.property(request, (req) => {
         const parts = onePartitionEach(req);
         const seqOf = (r: readonly TopicMessages[], key: string) =>
-          r.flatMap((t) =>
-            t.messages.filter((m) => `${t.topic}/${m.partition}` === key).map((m) => m),
-          );
+          r.flatMap((t) => t.messages.filter((m) => `${t.topic}/${m.partition}` === key));
         const keys = new Set(
           req.flatMap((t) => t.messages.map((m) => `${t.topic}/${m.partition}`)),
         );

@@ -110,6 +110,7 @@ export function typicalSession(sessionId = 'typical-session'): {
     handle: `s3://spills/${sessionId}/c-3`,
     unit: 'TURNS',
     range: { start: 0, end: 170 },
+    signature: null,
   });
   request('c-3', 0, 150, 150);
   commit('c-3', 0, 150, 150);

@@ -168,6 +168,7 @@ export async function acknowledge(
     range: { start: a.start, end: a.end },
     by: a.by,
     reason: a.reason,
+    signature: null,
   };
   const decoder = new OutputDecoder(codec.registry);
   let answer: (r: AuditRecord) => void = () => undefined;

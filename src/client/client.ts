@@ -7,7 +7,13 @@ import { type Kafka, Partitioners, type Producer } from 'kafkajs';
 import pino, { type Logger } from 'pino';
 import type { Config } from '../config/config';
 import { randomUUID } from 'node:crypto';
-import type { ContextEvent, LossAcknowledged, SpillCompleted, SpillFailed } from '../engine/events';
+import type {
+  ContextEvent,
+  LossAcknowledged,
+  Signature,
+  SpillCompleted,
+  SpillFailed,
+} from '../engine/events';
 import { decodeEventJson } from '../schema/decodeEvent';
 import type { Verdict } from '../engine/outputs';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
@@ -21,7 +27,9 @@ import { VerdictListener } from './verdicts';
 
 export type EventFormat = 'avro' | 'json';
 
-type Body<E> = Omit<E, 'seq' | 'eventId' | 'occurredAt'>;
+type Body<E> = Omit<E, 'seq' | 'eventId' | 'occurredAt' | 'signature'> & {
+  signature?: Signature | null;
+};
 /** What an out-of-band sender gives: the event without seq, eventId and occurredAt. */
 export type OutOfBandEvent = Body<SpillCompleted> | Body<SpillFailed> | Body<LossAcknowledged>;
 const OUT_OF_BAND: readonly string[] = ['SpillCompleted', 'SpillFailed', 'LossAcknowledged'];
@@ -192,7 +200,13 @@ export class GuardClient {
         'type',
         `expected one of ${OUT_OF_BAND.join(', ')}, got ${JSON.stringify(event.type)}`,
       );
-    const full = { ...event, seq: null, eventId, occurredAt: Date.now() } as ContextEvent;
+    const full = {
+      ...event,
+      seq: null,
+      eventId,
+      occurredAt: Date.now(),
+      signature: event.signature ?? null,
+    } as ContextEvent;
     const checked = decodeEventJson(full);
     if (!checked.ok)
       throw new GuardUsageError(checked.error.field ?? event.type, checked.error.message);

@@ -203,6 +203,18 @@ export interface SpillCompleted {
   unit: Unit;
   /** The range really stored (may differ from the range requested). */
   range: Span;
+  /** With a trusted key ring (contract §4b), the signature that authorizes this event; null (or absent) when unsigned. Without a ring it is not looked at (its bounds still apply, §3). */
+  signature: null | Signature;
+}
+
+/** Proof of authority (contract §4b): an Ed25519 signature, by a key of the trusted key ring, of the event's canonical payload. */
+export interface Signature {
+  /** The ring key that signed (at most 256 bytes in UTF-8). */
+  keyId: string;
+  /** Epoch ms after which the signature no longer authorizes: not less than the event's occurredAt nor than the session's lastEventAt (contract §4b). Never negative. */
+  expiresAt: number;
+  /** The 64-byte Ed25519 signature in canonical standard base64 with padding (RFC 4648 §4). */
+  value: string;
 }
 
 /** A spill could not be written (contract §4): later refusals HALT until a spill or an acknowledgement. */
@@ -221,6 +233,8 @@ export interface SpillFailed {
   spillRequestId: string;
   /** Free-text description of the failure. */
   error: string;
+  /** With a trusted key ring (contract §4b), the signature that authorizes this event; null (or absent) when unsigned. Without a ring it is not looked at (its bounds still apply, §3). */
+  signature: null | Signature;
 }
 
 /** An operator accepts that a range may be lost: the way out of a HALT without a spill (contract §4). */
@@ -243,6 +257,8 @@ export interface LossAcknowledged {
   by: string;
   /** Why the loss is acceptable (required free text). */
   reason: string;
+  /** With a trusted key ring (contract §4b), the signature that authorizes this event; null (or absent) when unsigned. Without a ring it is not looked at (its bounds still apply, §3). */
+  signature: null | Signature;
 }
 
 /** The session ended; its state is dropped after the grace period (contract §4). */
@@ -411,7 +427,9 @@ export type AuditCode =
   | 'UNPLACEABLE_RANGE'
   | 'REQUEST_ID_REUSED'
   | 'SEQ_CONFLICT'
-  | 'SPILL_INCOMPLETE';
+  | 'SPILL_INCOMPLETE'
+  | 'UNAUTHORIZED_EVENT'
+  | 'STATE_COARSENED';
 /** The symbols of AuditCode, in schema order. */
 export const AUDIT_CODE_SYMBOLS: readonly AuditCode[] = [
   'TRIGGER_NOT_BELOW_CEILING',
@@ -425,6 +443,8 @@ export const AUDIT_CODE_SYMBOLS: readonly AuditCode[] = [
   'REQUEST_ID_REUSED',
   'SEQ_CONFLICT',
   'SPILL_INCOMPLETE',
+  'UNAUTHORIZED_EVENT',
+  'STATE_COARSENED',
 ];
 
 /** A value of context-change-event.avsc: one of its records. */

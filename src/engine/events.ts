@@ -25,6 +25,7 @@ export type {
   SpillFailed,
   LossAcknowledged,
   SessionClosed,
+  Signature,
 } from './contract';
 export {
   UNIT_SYMBOLS,

@@ -9,9 +9,16 @@ import type { SessionState } from './state';
 import { ENGINE_VERSION } from './version';
 
 export const DEFAULT_GRACE_MS = 60 * 60 * 1000;
+export const DEFAULT_IDLE_MS = 30 * 24 * 60 * 60 * 1000;
 
 export function engineOptions(overrides: Partial<EngineOptions> = {}): EngineOptions {
-  return { graceMs: DEFAULT_GRACE_MS, engineVersion: ENGINE_VERSION, ...overrides };
+  return {
+    graceMs: DEFAULT_GRACE_MS,
+    idleMs: DEFAULT_IDLE_MS,
+    engineVersion: ENGINE_VERSION,
+    trustedKeys: null,
+    ...overrides,
+  };
 }
 
 export class Fleet {

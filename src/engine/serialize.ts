@@ -11,10 +11,13 @@ import { NO_IDS, NO_SETS, type PerUnit, type SessionState } from './state';
 import { rememberedFrom, rememberedIds } from './sequence';
 
 /**
- * The leading byte. 2 added the out-of-band eventIds (contract rev 10, §4 step 0); records of
- * format 1, still in changelogs written before, restore with none remembered.
+ * The leading byte. 2 added the out-of-band eventIds (contract rev 10, §4 step 0); 3 added
+ * lastEventAt, the evidence head F, the coarsened set K and the contested flag (rev 11). Records
+ * of formats 1 and 2, still in changelogs written before, restore with the new fields at their
+ * defaults (none remembered; no lastEventAt, no F, K empty, not contested).
  */
-const FORMAT_VERSION = 2;
+const FORMAT_VERSION = 3;
+const FORMAT_V2 = 2;
 const FORMAT_V1 = 1;
 const UNITS = ['TURNS', 'TOKENS', 'MESSAGES'];
 const unit = { type: 'enum', name: 'Unit', symbols: UNITS };
@@ -116,19 +119,37 @@ const stateTypeV1 = avro.Type.forSchema({
   fields: stateFieldsV1,
 } as unknown as avro.Schema);
 
-const stateType = avro.Type.forSchema({
+const stateFieldsV2 = [
+  ...stateFieldsV1,
+  { name: 'outOfBandIds', type: { type: 'array', items: 'long' }, default: [] },
+];
+
+const stateTypeV2 = avro.Type.forSchema({
   type: 'record',
   name: 'SessionStateV2',
   aliases: ['SessionStateV1'],
   namespace: 'io.compactionguard.state',
+  fields: stateFieldsV2,
+} as unknown as avro.Schema);
+
+const stateType = avro.Type.forSchema({
+  type: 'record',
+  name: 'SessionStateV3',
+  aliases: ['SessionStateV1', 'SessionStateV2'],
+  namespace: 'io.compactionguard.state',
   fields: [
-    ...stateFieldsV1,
-    { name: 'outOfBandIds', type: { type: 'array', items: 'long' }, default: [] },
+    ...stateFieldsV2,
+    { name: 'lastEventAt', type: ['null', 'long'], default: null },
+    /** F as [TURNS, TOKENS, MESSAGES], or null. */
+    { name: 'evidenceHead', type: ['null', { type: 'array', items: 'long' }], default: null },
+    { name: 'coarsened', type: { type: 'array', items: 'UnitSet' }, default: [] },
+    { name: 'contested', type: 'boolean', default: false },
   ],
 } as unknown as avro.Schema);
 
-/** Reads a format-1 body as format 2 (the new field takes its default). */
+/** Reads older bodies as format 3 (the new fields take their defaults). */
 const fromV1 = stateType.createResolver(stateTypeV1);
+const fromV2 = stateType.createResolver(stateTypeV2);
 
 function toDeltas(a: readonly number[]): number[] {
   const out = new Array<number>(a.length);
@@ -214,6 +235,13 @@ export function serializeState(s: SessionState): Buffer {
     epoch: s.epoch,
     closedAt: s.closedAt,
     outOfBandIds: s.outOfBandIds,
+    lastEventAt: s.lastEventAt,
+    evidenceHead:
+      s.evidenceHead === null
+        ? null
+        : [s.evidenceHead.TURNS, s.evidenceHead.TOKENS, s.evidenceHead.MESSAGES],
+    coarsened: perUnitOut(s.coarsened),
+    contested: s.contested,
   });
   return Buffer.concat([Buffer.from([FORMAT_VERSION]), body]);
 }
@@ -221,12 +249,19 @@ export function serializeState(s: SessionState): Buffer {
 /* eslint-disable @typescript-eslint/no-explicit-any -- avsc decodes to untyped records */
 export function deserializeState(buf: Buffer): SessionState {
   const format = buf.length === 0 ? null : buf[0];
-  if (format !== FORMAT_VERSION && format !== FORMAT_V1) {
+  const resolver =
+    format === FORMAT_VERSION
+      ? undefined
+      : format === FORMAT_V2
+        ? fromV2
+        : format === FORMAT_V1
+          ? fromV1
+          : null;
+  if (resolver === null) {
     throw new Error(`unsupported session state format ${format === null ? '(empty)' : format}`);
   }
   const body = buf.subarray(1);
-  const r: any =
-    format === FORMAT_VERSION ? stateType.fromBuffer(body) : stateType.fromBuffer(body, fromV1);
+  const r: any = stateType.fromBuffer(body, resolver);
   const p = r.policy;
   const [turns, tokens, messages] = r.head as number[];
   const lt = r.lastTurn as number[] | null;
@@ -279,5 +314,12 @@ export function deserializeState(buf: Buffer): SessionState {
       decidedAt: v.decidedAt,
       epoch: v.epoch,
     })),
+    lastEventAt: r.lastEventAt,
+    evidenceHead:
+      r.evidenceHead === null
+        ? null
+        : { TURNS: r.evidenceHead[0], TOKENS: r.evidenceHead[1], MESSAGES: r.evidenceHead[2] },
+    coarsened: perUnitIn(r.coarsened),
+    contested: r.contested,
   };
 }

@@ -111,7 +111,27 @@ export interface SessionState {
   pendingSpill: PendingSpill | null;
   /** Stored verdicts, least recently requested first, at most 16. */
   verdicts: StoredVerdict[];
+  /**
+   * The greatest occurredAt of the session's accepted events (contract §4, rev 11), null before
+   * the first: the idle period is measured from it, and a signature must not expire before it.
+   */
+  lastEventAt: number | null;
+  /**
+   * F, the evidence head (contract §4): what a dropped state knew, per unit, handed to the
+   * unknown state that replaces it; null when none. Discarded when a policy arrives.
+   */
+  evidenceHead: EvidenceHead | null;
+  /** K (contract §4a): positions a coarsening changed; in U with a policy, per unit without. */
+  coarsened: PerUnit;
+  /** A SessionOpened arrived in conflict (contract §4): only a drop clears it. */
+  contested: boolean;
 }
+
+/** F in every unit. */
+export type EvidenceHead = Readonly<Record<Unit, number>>;
+
+/** The largest position an event may name: 2^52 − 1 (contract §3, bounds). */
+export const MAX_POSITION = 4_503_599_627_370_495;
 
 export function emptyState(): SessionState {
   return {
@@ -143,6 +163,22 @@ export function emptyState(): SessionState {
     spillFailed: false,
     pendingSpill: null,
     verdicts: [],
+    lastEventAt: null,
+    evidenceHead: null,
+    coarsened: NO_SETS,
+    contested: false,
+  };
+}
+
+/**
+ * The state of a session the processor refused at capacity and later gives state (issue of
+ * bounded memory): its earlier events are gone, so it starts unknown with F at the largest
+ * position in every unit, and only an acknowledgement (or a spill) of everything releases it.
+ */
+export function blindState(): SessionState {
+  return {
+    ...emptyState(),
+    evidenceHead: { TURNS: MAX_POSITION, TOKENS: MAX_POSITION, MESSAGES: MAX_POSITION },
   };
 }
 
@@ -180,6 +216,10 @@ export function cloneState(s: SessionState): SessionState {
     spillFailed: s.spillFailed,
     pendingSpill: s.pendingSpill,
     verdicts: s.verdicts.slice(),
+    lastEventAt: s.lastEventAt,
+    evidenceHead: s.evidenceHead,
+    coarsened: s.coarsened,
+    contested: s.contested,
   };
 }
 

@@ -37,13 +37,21 @@ import {
 } from './sequence';
 import { type SessionState, emptyState } from './state';
 import { hash53 } from './hash';
+import type { TrustedKeyRing } from './authority';
 
 export type EngineInput = ContextEvent | MalformedRequest;
 
 export interface EngineOptions {
   /** SessionClosed grace period in event time (contract §4), default 1 h. */
   graceMs: number;
+  /** Idle period in event time (contract §4, rev 11), default 30 days. */
+  idleMs: number;
   engineVersion: string;
+  /**
+   * The trusted key ring of contract §4b, or null: without one, signatures are not looked at and
+   * SpillCompleted, SpillFailed and LossAcknowledged apply as in rev 10.
+   */
+  trustedKeys: TrustedKeyRing | null;
 }
 
 export interface StepResult {

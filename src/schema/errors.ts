@@ -6,6 +6,12 @@
 export const DECODE_ERROR_CODES = [
   /** The bytes are not valid UTF-8 (a JSON record, on Kafka and offline alike; contract §3). */
   'NOT_UTF8',
+  /**
+   * The record nests objects and arrays more than 32 levels deep (the record itself is level 1),
+   * in any field, known or not (contract §3, bounds): checked on the text without recursion,
+   * before anything else walks it.
+   */
+  'TOO_DEEP',
   /** The line is not JSON at all (callers that parse text). */
   'NOT_JSON',
   /**
@@ -25,8 +31,15 @@ export const DECODE_ERROR_CODES = [
   'BAD_ENUM',
   /** A number where the schema wants a long is fractional or not a safe integer. */
   'NOT_AN_INTEGER',
+  /** An integer field holds more than 2^52 − 1 (contract §3, bounds). */
+  'NUMBER_TOO_LARGE',
   /** A number is negative: seq, a position, a span, a token figure, occurredAt (contract §3). */
   'NEGATIVE_NUMBER',
+  /**
+   * An identifier over 256 bytes in UTF-8, a spillRequestId over 1,024, a free text over 4,096,
+   * or `pins` with more than 16 items (contract §3, bounds).
+   */
+  'TOO_LONG',
   /** A range `{start, end}` has `end < start` (contract §3). */
   'REVERSED_RANGE',
   /** A TurnAppended is empty in some unit (contract §3). */

@@ -113,11 +113,11 @@ function compileType(type: Type): Conformer {
     };
   }
   if (isUnionType(type)) {
-    // Only `["null", T]` (either order) with T a long, string or enum: avsc picks the branch by
+    // Only `["null", T]` (either order) with T a long, string, enum or record: avsc picks the branch by
     // the value's kind (null or not), and T's conformer refuses every other kind.
     const nonNull = type.types.filter((t) => t.typeName !== 'null');
     const [only] = nonNull;
-    const simple = ['long', 'string', 'enum'];
+    const simple = ['long', 'string', 'enum', 'record'];
     const unwrapped = type.typeName === 'union:unwrapped';
     if (!unwrapped || type.types.length !== 2 || !simple.includes(only?.typeName ?? '')) {
       return rejectAll;

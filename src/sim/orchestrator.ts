@@ -537,6 +537,7 @@ export class OrchestratorModel {
           handle: `s3://spills/${this.id}/${requestId}-${seq}`,
           unit: this.unit,
           range: { start: 0, end: h },
+          signature: null,
         }));
       } else {
         this.counts.acknowledgements++;
@@ -550,6 +551,7 @@ export class OrchestratorModel {
           range: { start: 0, end: h },
           by: 'oncall@example.com',
           reason: `sim: context before ${this.unit} ${t} accepted as lost`,
+          signature: null,
         }));
       }
       this.lossy = false;

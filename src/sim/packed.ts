@@ -276,6 +276,7 @@ export class PackedEvents {
           handle: str[this.s1[i]!]!,
           unit: UNITS[this.u0[i]!]!,
           range: { start: n[0]![i]!, end: n[1]![i]! },
+          signature: null,
         };
       case 'SpillFailed':
         return {
@@ -286,6 +287,7 @@ export class PackedEvents {
           occurredAt,
           spillRequestId: str[this.s0[i]!]!,
           error: str[this.s1[i]!]!,
+          signature: null,
         };
       case 'LossAcknowledged':
         return {
@@ -298,6 +300,7 @@ export class PackedEvents {
           range: { start: n[0]![i]!, end: n[1]![i]! },
           by: str[this.s0[i]!]!,
           reason: str[this.s1[i]!]!,
+          signature: null,
         };
       case 'SessionClosed':
         return { type: 'SessionClosed', sessionId, seq, eventId, occurredAt };

@@ -60,6 +60,9 @@ export const EXAMPLES: Record<string, () => ContextEvent[]> = {
   'halt-then-acknowledge.jsonl': haltThenAcknowledgeExample,
 };
 
+/** One event per line; an unsigned event's `signature: null` is left out (absent means null, §3). */
 export function toJsonLines(events: readonly ContextEvent[]): string {
-  return events.map((e) => JSON.stringify(e)).join('\n') + '\n';
+  const unsigned = (key: string, value: unknown) =>
+    key === 'signature' && value === null ? undefined : value;
+  return events.map((e) => JSON.stringify(e, unsigned)).join('\n') + '\n';
 }

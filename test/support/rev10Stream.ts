@@ -69,6 +69,7 @@ export function rev10Stream(
       range: { start: 0, end: rng.int(40) },
       by: 'oncall@example.com',
       reason: `acknowledged in a drill (${k})`,
+      signature: null,
     });
     counts.outOfBand++;
   }

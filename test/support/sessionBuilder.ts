@@ -4,6 +4,7 @@ import type {
   Pin,
   Policy,
   Role,
+  Signature,
   TruncationReason,
   Unit,
 } from '../../src/engine/events';
@@ -20,8 +21,8 @@ export const SEED_POLICY: Policy = {
 
 type Body<T extends ContextEvent['type']> = Omit<
   Extract<ContextEvent, { type: T }>,
-  'type' | 'sessionId' | 'seq' | 'eventId' | 'occurredAt'
->;
+  'type' | 'sessionId' | 'seq' | 'eventId' | 'occurredAt' | 'signature'
+> & { signature?: Signature | null };
 
 /** Envelope fields to force on the next emitted event (see `SessionBuilder.next`). */
 export interface EnvelopeOverride {
@@ -34,6 +35,12 @@ export interface EnvelopeOverride {
    */
   outOfBand?: boolean;
 }
+
+/** The three signable types carry `signature` (contract §4b), null unless the body gives one. */
+function signable(type: ContextEvent['type']): { signature?: null } {
+  return SIGNABLE.includes(type) ? { signature: null } : {};
+}
+const SIGNABLE: readonly string[] = ['SpillCompleted', 'SpillFailed', 'LossAcknowledged'];
 
 export class SessionBuilder {
   readonly events: ContextEvent[] = [];
@@ -60,6 +67,7 @@ export class SessionBuilder {
         seq: null,
         eventId: o.eventId ?? `${this.sessionId}-oob${this.outOfBandCount++}`,
         occurredAt: o.occurredAt ?? this.t0 + this.seq * this.stepMs,
+        ...signable(type),
         ...body,
       } as unknown as ContextEvent;
       this.events.push(e);

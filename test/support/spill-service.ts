@@ -42,6 +42,7 @@ async function main(): Promise<void> {
         handle: `s3://spills/${encodeURIComponent(r.value.spillRequestId)}`,
         unit: r.value.unit,
         range: r.value.range,
+        signature: null,
       });
     },
   });

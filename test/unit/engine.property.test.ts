@@ -303,7 +303,13 @@ describe('(h) step 0: out-of-band events (contract rev 10)', () => {
         unit: fc.constantFrom<Unit>(...UNITS),
       })
       .map(({ kind, id, start, len, unit }): EngineInput => {
-        const envelope = { sessionId, seq: null, eventId: `oob-${id}`, occurredAt: at };
+        const envelope = {
+          sessionId,
+          seq: null,
+          eventId: `oob-${id}`,
+          occurredAt: at,
+          signature: null,
+        };
         const range = { start, end: start + len };
         if (kind === 'SpillCompleted')
           return { ...envelope, type: kind, spillRequestId: id, handle: 'file:///x', unit, range };

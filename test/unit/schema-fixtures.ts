@@ -113,6 +113,7 @@ export const SAMPLES: Samples = {
       handle: 's3://spills/session-1/0-40',
       unit: 'TURNS',
       range: { start: 0, end: 40 },
+      signature: null,
     },
   },
   SpillFailed: {
@@ -126,6 +127,7 @@ export const SAMPLES: Samples = {
       type: 'SpillFailed',
       spillRequestId: 'session-1:request-1:3',
       error: 'disk full',
+      signature: null,
     },
   },
   LossAcknowledged: {
@@ -143,6 +145,7 @@ export const SAMPLES: Samples = {
       range: { start: 0, end: 8 },
       by: 'oncall@example.com',
       reason: 'turns 0-8 were small talk',
+      signature: null,
     },
   },
   SessionClosed: {

@@ -40,6 +40,9 @@ const policy = fc.record({
 const pin = fc.constantFrom('CONSTRAINT', 'PLAN', 'COMMITMENT', 'OPEN_TOOL_CALL' as const);
 const role = fc.constantFrom('SYSTEM', 'USER', 'ASSISTANT', 'TOOL_CALL', 'TOOL_RESULT' as const);
 const reason = fc.constantFrom('BUDGET_ENFORCEMENT', 'MANUAL', 'SUMMARY_EVICTED' as const);
+const signature = fc.option(fc.record({ keyId: text, expiresAt: position, value: text }), {
+  nil: null,
+});
 const compaction = { requestId: text, unit, summaryInput: span, tailStart: position };
 
 const anyEvent: fc.Arbitrary<ContextEvent> = fc.oneof(
@@ -60,9 +63,12 @@ const anyEvent: fc.Arbitrary<ContextEvent> = fc.oneof(
     fc.record({ ...compaction, occupancyTokens: fc.option(position, { nil: null }) }),
   ),
   event('CompactionCommitted', fc.record(compaction)),
-  event('SpillCompleted', fc.record({ spillRequestId: text, handle: text, unit, range: span })),
-  event('SpillFailed', fc.record({ spillRequestId: text, error: text })),
-  event('LossAcknowledged', fc.record({ unit, range: span, by: text, reason: text })),
+  event(
+    'SpillCompleted',
+    fc.record({ spillRequestId: text, handle: text, unit, range: span, signature }),
+  ),
+  event('SpillFailed', fc.record({ spillRequestId: text, error: text, signature })),
+  event('LossAcknowledged', fc.record({ unit, range: span, by: text, reason: text, signature })),
   event('SessionClosed', fc.constant({})),
 );
 

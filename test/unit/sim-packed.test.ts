@@ -38,6 +38,7 @@ describe('PackedEvents', () => {
         eventId: 'x-2',
         spillRequestId: 'x:r:1',
         error: 'disk full',
+        signature: null,
       },
       {
         type: 'TurnAppended',

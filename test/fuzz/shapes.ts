@@ -227,6 +227,8 @@ interface Dressing {
   key: KeyMode;
   avro: boolean;
   signer: Signer;
+  /** Another unit for an event that names one (UNIT_MISMATCH, per-unit sets of unknown sessions). */
+  unit: Unit | null;
 }
 
 const dressing: fc.Arbitrary<Dressing> = fc.record({
@@ -236,6 +238,7 @@ const dressing: fc.Arbitrary<Dressing> = fc.record({
   key: keyMode,
   avro: fc.boolean(),
   signer,
+  unit: fc.option(fc.constantFrom(...UNITS), { freq: 6 }),
 });
 
 const plain: Dressing = {
@@ -245,13 +248,14 @@ const plain: Dressing = {
   key: 'session',
   avro: false,
   signer: 'right',
+  unit: null,
 };
 
 // ---------------------------------------------------------------------------------------------
 // Commands: what to do on which session
 
 type Cmd =
-  | { k: 'open'; unit: Unit; span: number; strict: boolean; spill: boolean }
+  | { k: 'open'; unit: Unit; truncator: Unit; span: number; strict: boolean; spill: boolean }
   | { k: 'turn'; pinned: boolean; size: number }
   | { k: 'truncate'; at: number; len: number }
   | { k: 'request'; t: number; reuse: boolean }
@@ -279,6 +283,8 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
     arbitrary: fc.record({
       k: fc.constant('open' as const),
       unit: fc.constantFrom(...UNITS),
+      // Mostly the floor's unit; another one is UNIT_MISMATCH's case.
+      truncator: fc.constantFrom<Unit>('TURNS', 'TURNS', 'TURNS', 'TOKENS', 'MESSAGES'),
       span: fc.integer({ min: 1, max: 12 }),
       strict: fc.boolean(),
       spill: fc.boolean(),
@@ -390,7 +396,7 @@ interface Session {
   turns: number;
   tokens: number;
   messages: number;
-  requests: { id: string; seq: number }[];
+  requests: { id: string; seq: number; t: number }[];
   sent: ContextEvent[];
 }
 
@@ -431,7 +437,8 @@ class CaseBuilder {
     return { sessionId: s.id, seq: null, eventId: `${s.id}-o${s.oob++}`, occurredAt: this.time };
   }
 
-  private emit(s: Session, e: ContextEvent, d: Dressing): void {
+  private emit(s: Session, event: ContextEvent, d: Dressing): void {
+    const e = d.unit !== null && 'unit' in event ? { ...event, unit: d.unit } : event;
     s.sent.push(e);
     this.records.push(recordOf(this.signedIfSignable(e, d.signer), d, s.id));
   }
@@ -459,7 +466,7 @@ class CaseBuilder {
               triggerTokens: 160_000,
               ceilingTokens: 160_000,
               floor: { unit: c.unit, span: c.span },
-              truncatorUnit: c.unit,
+              truncatorUnit: c.truncator,
               coverage: c.strict ? 'STRICT' : 'PINNED',
               spill: c.spill ? 'ENABLED' : 'DISABLED',
             },
@@ -482,9 +489,9 @@ class CaseBuilder {
         break;
       }
       case 'commit': {
-        const h = this.head(s);
-        const t = c.t % (h + 2);
         const last = s.requests[s.requests.length - 1];
+        // Half the commits echo the last request (an approval's commit), half are anything.
+        const t = c.t % 2 === 0 && last ? last.t : c.t % (this.head(s) + 2);
         this.emit(
           s,
           {
@@ -609,7 +616,7 @@ class CaseBuilder {
   private request(s: Session, requestId: string, at: number): ContextEvent {
     const h = this.head(s);
     const t = at % (h + 2);
-    s.requests.push({ id: requestId, seq: s.seq });
+    s.requests.push({ id: requestId, seq: s.seq, t });
     return {
       type: 'CompactionRequested',
       ...this.envelope(s),
@@ -862,10 +869,45 @@ function recordOf(e: ContextEvent, d: Dressing, sessionId: string): FuzzRecord {
 }
 
 /** A case: which ring, then steps over up to four sessions (bursts add hundreds of records). */
-export const fuzzCase: fc.Arbitrary<FuzzCase> = fc
+const generatedCase: fc.Arbitrary<FuzzCase> = fc
   .record({ ring: fc.boolean(), steps: fc.array(step, { minLength: 1, maxLength: 40 }) })
   .map(({ ring, steps }) => {
     const b = new CaseBuilder(ring);
     for (const s of steps) b.apply(s);
     return { ring, records: b.records };
   });
+
+/**
+ * A corpus case with a few of its records' bytes changed, as a mutational fuzzer starts from its
+ * seeds: the poison records and earlier findings are near the edges worth probing again.
+ */
+function mutatedCorpusCase(corpus: readonly FuzzCase[]): fc.Arbitrary<FuzzCase> {
+  return fc
+    .record({
+      pick: fc.nat(),
+      ring: fc.boolean(),
+      changes: fc.array(fc.record({ at: fc.nat(), m: byteMutation }), {
+        minLength: 1,
+        maxLength: 4,
+      }),
+    })
+    .map(({ pick, ring, changes }) => {
+      const base = corpus[pick % corpus.length]!;
+      const records = [...base.records];
+      for (const { at, m } of changes) {
+        const i = at % records.length;
+        const r = records[i]!;
+        records[i] = { key: r.key, value: r.value && mutateBytes(r.value, m) };
+      }
+      return { ring, records };
+    });
+}
+
+/** Generated cases, and now and then a mutated corpus case. */
+export function fuzzCases(corpus: readonly FuzzCase[]): fc.Arbitrary<FuzzCase> {
+  if (corpus.length === 0) return generatedCase;
+  return fc.oneof(
+    { weight: 9, arbitrary: generatedCase },
+    { weight: 1, arbitrary: mutatedCorpusCase(corpus) },
+  );
+}

@@ -9,7 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import fc from 'fast-check';
 import { caseOf, readCorpus } from './corpus';
 import { FuzzFailure, runCase, type FuzzCase, type RecordOutcome } from './pipeline';
-import { fuzzCase } from './shapes';
+import { fuzzCases } from './shapes';
 import { type Shared, type Tally, type WorkerData, type WorkerMessage, writeCase } from './shared';
 
 const data = workerData as WorkerData;
@@ -69,11 +69,12 @@ async function replayCorpus(): Promise<boolean> {
 }
 
 async function fuzz(): Promise<void> {
+  const cases = fuzzCases(readCorpus().map(({ file }) => caseOf(file)));
   const deadline = Date.now() + data.seconds * 1000;
   let seed = data.seed;
   while (Date.now() < deadline) {
     const details = await fc.check(
-      fc.asyncProperty(fuzzCase, (c) => watched(c)),
+      fc.asyncProperty(cases, (c) => watched(c)),
       {
         seed,
         numRuns: Number.MAX_SAFE_INTEGER,

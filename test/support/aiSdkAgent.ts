@@ -1,5 +1,5 @@
 /** An AI SDK tool loop of the rule conversation: `ai/test`'s mock model, no API key. */
-import { jsonSchema, tool } from 'ai';
+import { jsonSchema, type ModelMessage, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { DEFAULT_SUMMARY_PREFIX } from '../../src/integrations/ai-sdk';
 import { logOf, RULE, summaryOf } from './ruleConversation';
@@ -76,4 +76,31 @@ export function receivedByAiSdk(call: CallOptions) {
     summary: texts.find((t) => t.startsWith(DEFAULT_SUMMARY_PREFIX)) ?? null,
     rules: texts.filter((t) => t === RULE).length,
   };
+}
+
+/** The rule, then `rounds` read_log calls with their results, as plain ModelMessages. */
+export function ruleConversation(rounds: number): ModelMessage[] {
+  const messages: ModelMessage[] = [{ role: 'user', content: RULE }];
+  for (let i = 0; i < rounds; i++) {
+    const toolCallId = `call-${i}`;
+    const file = `app-${i}.log`;
+    messages.push(
+      {
+        role: 'assistant',
+        content: [{ type: 'tool-call', toolCallId, toolName: 'read_log', input: { file } }],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId,
+            toolName: 'read_log',
+            output: { type: 'text', value: logOf(file) },
+          },
+        ],
+      },
+    );
+  }
+  return messages;
 }

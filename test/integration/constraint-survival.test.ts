@@ -52,10 +52,16 @@ describe('constraint survival over many compactions, through the real processor'
     );
   });
 
-  function report(framework: string, withIt: Survival, without: Survival): void {
+  /** Records the counts, and holds them to k of k with keepPinned, none without, k ≥ 5. */
+  function judge(framework: string, withIt: Survival, without: Survival): void {
     measured.push(
       `  ${framework}: with keepPinned ${withIt.ruleKept} of ${withIt.compactions}; without ${without.ruleKept} of ${without.compactions}`,
     );
+    expect(withIt.compactions).toBeGreaterThanOrEqual(5);
+    expect(withIt.ruleKept).toBe(withIt.compactions);
+    expect(withIt.mostCopies).toBe(1);
+    expect(without.compactions).toBeGreaterThanOrEqual(5);
+    expect(without.ruleKept).toBe(0);
   }
 
   async function langchain(keepPinned: boolean) {
@@ -101,25 +107,16 @@ describe('constraint survival over many compactions, through the real processor'
   it('langchain createAgent (summarization at its defaults + the guard): with keepPinned the rule reaches the model verbatim after k of k compactions (k ≥ 5), once per call; without it, after none', async () => {
     const withIt = await langchain(true);
     const without = await langchain(false);
-    report('LangChain createAgent', withIt.survival, without.survival);
-    expect(withIt.survival.compactions).toBeGreaterThanOrEqual(5);
-    expect(withIt.survival.ruleKept).toBe(withIt.survival.compactions);
-    expect(withIt.survival.mostCopies).toBe(1);
+    judge('LangChain createAgent', withIt.survival, without.survival);
     expect(withIt.middleware.counts.committed).toBe(withIt.survival.compactions);
-    expect(without.survival.compactions).toBeGreaterThanOrEqual(5);
-    expect(without.survival.ruleKept).toBe(0);
     expect(without.middleware.counts.pinnedKept).toBe(0);
   });
 
   it('AI SDK generateText loop with the helper: with keepPinned the rule reaches the model verbatim after k of k compactions (k ≥ 5), once per call; without it, after none', async () => {
     const withIt = await aiSdk(true);
     const without = await aiSdk(false);
-    report('AI SDK generateText', withIt.survival, without.survival);
-    expect(withIt.survival.compactions).toBeGreaterThanOrEqual(5);
-    expect(withIt.survival.ruleKept).toBe(withIt.survival.compactions);
-    expect(withIt.survival.mostCopies).toBe(1);
+    judge('AI SDK generateText', withIt.survival, without.survival);
     expect(withIt.guard.counts.committed).toBe(withIt.survival.compactions);
-    expect(without.survival.compactions).toBeGreaterThanOrEqual(5);
-    expect(without.survival.ruleKept).toBe(0);
+    expect(without.guard.counts.pinnedKept).toBe(0);
   });
 });

@@ -21,16 +21,14 @@ export class TrackedContext {
   /** The context as last followed or returned, in the order the model sees it. */
   private seen: ModelMessage[] = [];
   private readonly transcript: string[] = [];
-  private opened: boolean;
 
   constructor(
     readonly session: GuardedSession,
-    private readonly policy: Policy,
+    policy: Policy,
     private readonly classify: PinClassifier,
     keptPins: readonly Pin[],
   ) {
-    this.opened = session.seq > 0;
-    this.positions = new ContextPositions(session, policy.floor.unit, keptPins);
+    this.positions = new ContextPositions(session, policy, keptPins);
   }
 
   span(m: ModelMessage): Span {
@@ -39,10 +37,7 @@ export class TrackedContext {
 
   /** The new messages (after those seen) become turns, sized by `count`. */
   async follow(messages: readonly ModelMessage[], count: TokenCounter): Promise<void> {
-    if (!this.opened) {
-      await this.session.open(this.policy);
-      this.opened = true;
-    }
+    await this.positions.open();
     if (messages.length < this.seen.length)
       throw new GuardUsageError(
         'messages',

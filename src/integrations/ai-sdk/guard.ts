@@ -8,15 +8,12 @@
  * and a degenerate summary is never committed.
  */
 import type { LanguageModel, ModelMessage } from 'ai';
-import { randomUUID } from 'node:crypto';
-import type { Pin, Policy } from '../../engine/events';
-import type { Verdict } from '../../engine/outputs';
+import type { Policy } from '../../engine/events';
 import type { GuardedSession, TranscriptRange } from '../../client/session';
-import type { SpillStore } from '../../client/spill';
 import { arrangeAfterSummary, keptPins } from '../compaction/keepPinned';
 import { offerSummary } from '../compaction/offer';
-import { CompactionCounts, type OnRefusal } from '../compaction/refusal';
-import type { MinSummaryTokens } from '../compaction/summaryCheck';
+import type { GuardedSummaryOptions } from '../compaction/options';
+import { CompactionCounts } from '../compaction/refusal';
 import { TrackedContext } from './context';
 import {
   approximateTokens,
@@ -32,11 +29,9 @@ export const DEFAULT_SUMMARY_PREFIX = 'Here is a summary of the conversation to 
 /** Messages kept verbatim after a summary when none is said (langchain's default too). */
 export const DEFAULT_KEEP_MESSAGES = 20;
 
-export interface GuardedCompactionOptions {
+export interface GuardedCompactionOptions extends GuardedSummaryOptions {
   /** The guard's session of this conversation (opened on first use if it is new). */
   session: GuardedSession;
-  /** Where the full history goes when the guard asks for a spill. */
-  spill: SpillStore;
   /** A model (asked once with `generateText` and a summary prompt) or a function. */
   summarizer: LanguageModel | Summarizer;
   /** Compact when the messages reach this many tokens. */
@@ -54,20 +49,10 @@ export interface GuardedCompactionOptions {
   policy?: Partial<Policy>;
   /** Pins per message; default `defaultPins`. */
   pins?: PinClassifier;
-  /** Pinned messages put back verbatim after the summary: default on (CONSTRAINT, PLAN). */
-  keepPinned?: boolean | Pin[];
-  /** The least a summary may hold, in tokens, for what its summarizer read (default 1 per 100, at most 32). */
-  minSummaryTokens?: MinSummaryTokens;
   /** Instructions for the default summarizer call. */
   summaryInstructions?: string;
   /** Put before the summary in its message; default DEFAULT_SUMMARY_PREFIX. */
   summaryPrefix?: string;
-  /** A held-back summary: a callback (messages kept as they are), or 'throw' (CompactionRefusedError). */
-  onRefusal?: OnRefusal;
-  /** Verdict wait per request (ms); default the client's. */
-  timeoutMs?: number;
-  /** Told every verdict, the spill loop's intermediate REFUSE included. */
-  onVerdict?: (verdict: Verdict) => void;
 }
 
 export interface GuardedCompaction {
@@ -152,22 +137,15 @@ export function guardedCompaction(options: GuardedCompactionOptions): GuardedCom
     const summary: ModelMessage = { role: 'user', content: `${prefix}\n\n${text.trim()}` };
     const approved = await offerSummary({
       session,
-      requestId: `summary-${randomUUID()}`,
       unit,
       summaryInput,
       tailStart,
       occupancyTokens,
-      summary: {
-        text,
-        threw,
-        tokens: text.trim() ? Math.ceil(await count([{ role: 'user', content: text.trim() }])) : 0,
-      },
+      summary: { text, threw },
+      countText: (t) => count([{ role: 'user', content: t }]),
       inputTokens: shown.length > 0 ? Math.ceil(await count(shown)) : 0,
-      minSummaryTokens: options.minSummaryTokens,
-      spill: { store: options.spill, transcript: (r: TranscriptRange) => context.lines(r) },
-      timeoutMs: options.timeoutMs,
-      onVerdict: options.onVerdict,
-      onRefusal: options.onRefusal,
+      transcript: (r: TranscriptRange) => context.lines(r),
+      options,
       counts,
     });
     if (!approved) return messages; // kept as they are

@@ -8,18 +8,4 @@ export { approximateTokens, defaultPins, roleOf } from './messages';
 export type { ClassifyContext, PinClassifier, TokenCounter } from './messages';
 export { DEFAULT_SUMMARY_INSTRUCTIONS, readableTranscript } from './summarizer';
 export type { Summarizer, SummarizerInput } from './summarizer';
-export {
-  CompactionCounts,
-  CompactionRefusedError,
-  describeRefusal,
-  REFUSAL_REASONS,
-} from '../compaction/refusal';
-export type { GuardRefusal, OnRefusal, RefusalReason } from '../compaction/refusal';
-export { DEFAULT_KEPT_PINS } from '../compaction/keepPinned';
-export {
-  defaultMinSummaryTokens,
-  KNOWN_ERROR_TEXTS,
-  type DegenerateReason,
-  type MinSummaryTokens,
-} from '../compaction/summaryCheck';
-export { RULE_WORDS } from '../compaction/ruleWords';
+export * from '../compaction/public';

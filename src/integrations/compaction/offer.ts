@@ -3,40 +3,37 @@
  * (contract §3 CompactionRequested, the client's spill loop on REFUSE/SPILL) and committed only
  * on APPROVE. Everything else keeps the history as it is and tells `onRefusal` why.
  */
+import { randomUUID } from 'node:crypto';
 import type { Span, Unit } from '../../engine/events';
 import type { Verdict } from '../../engine/outputs';
 import { GuardTimeoutError } from '../../client/errors';
 import type { GuardedSession, TranscriptReader } from '../../client/session';
-import type { SpillStore } from '../../client/spill';
-import {
-  type CompactionCounts,
-  CompactionRefusedError,
-  type GuardRefusal,
-  type OnRefusal,
-} from './refusal';
-import { degenerateSummary, type MinSummaryTokens, minTokensFor } from './summaryCheck';
+import type { GuardedSummaryOptions } from './options';
+import { type CompactionCounts, CompactionRefusedError, type GuardRefusal } from './refusal';
+import { degenerateSummary, minTokensFor } from './summaryCheck';
 
 export interface SummaryOffer {
   session: GuardedSession;
-  requestId: string;
   unit: Unit;
   summaryInput: Span;
   tailStart: number;
   occupancyTokens: number;
   /** The summary's text without prefix, and what its summarizer threw (null: nothing). */
-  summary: { text: string; threw: Error | null; tokens: number };
+  summary: { text: string; threw: Error | null };
+  /** The size of a text in tokens, counted as the integration counts messages. */
+  countText: (text: string) => number | Promise<number>;
   /** What the summarizer read, in tokens. */
   inputTokens: number;
-  minSummaryTokens: MinSummaryTokens | undefined;
-  spill: { store: SpillStore; transcript: TranscriptReader };
-  timeoutMs: number | undefined;
-  onVerdict: ((v: Verdict) => void) | undefined;
-  onRefusal: OnRefusal | undefined;
+  /** Reads the conversation's transcript for a spill. */
+  transcript: TranscriptReader;
+  /** The integration's options (spill store, minimum, timeout, callbacks). */
+  options: GuardedSummaryOptions;
   counts: CompactionCounts;
 }
 
 /** True when the summary was approved and its commit reported; false when held back. */
 export async function offerSummary(o: SummaryOffer): Promise<boolean> {
+  const trimmed = o.summary.text.trim();
   const base = {
     sessionId: o.session.sessionId,
     summaryInput: o.summaryInput,
@@ -47,8 +44,8 @@ export async function offerSummary(o: SummaryOffer): Promise<boolean> {
   const degenerate = degenerateSummary({
     text: o.summary.text,
     threw: o.summary.threw !== null,
-    summaryTokens: o.summary.tokens,
-    minTokens: minTokensFor(o.minSummaryTokens, o.inputTokens),
+    summaryTokens: trimmed ? Math.ceil(await o.countText(trimmed)) : 0,
+    minTokens: minTokensFor(o.options.minSummaryTokens, o.inputTokens),
   });
   if (degenerate) {
     await refuse(o, {
@@ -61,7 +58,7 @@ export async function offerSummary(o: SummaryOffer): Promise<boolean> {
     return false;
   }
   const request = {
-    requestId: o.requestId,
+    requestId: `summary-${randomUUID()}`,
     unit: o.unit,
     summaryInput: o.summaryInput,
     tailStart: o.tailStart,
@@ -72,9 +69,9 @@ export async function offerSummary(o: SummaryOffer): Promise<boolean> {
     verdict = await o.session.requestCompaction(
       { ...request, occupancyTokens: o.occupancyTokens },
       {
-        ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
-        ...(o.onVerdict ? { onVerdict: o.onVerdict } : {}),
-        spill: o.spill,
+        ...(o.options.timeoutMs !== undefined ? { timeoutMs: o.options.timeoutMs } : {}),
+        ...(o.options.onVerdict ? { onVerdict: o.options.onVerdict } : {}),
+        spill: { store: o.options.spill, transcript: o.transcript },
       },
     );
   } catch (e) {
@@ -85,7 +82,7 @@ export async function offerSummary(o: SummaryOffer): Promise<boolean> {
     await refuse(o, {
       ...base,
       reason: verdict ? 'REFUSED' : 'NO_VERDICT',
-      requestId: o.requestId,
+      requestId: request.requestId,
       verdict,
       error,
     });
@@ -98,6 +95,7 @@ export async function offerSummary(o: SummaryOffer): Promise<boolean> {
 
 async function refuse(o: SummaryOffer, r: GuardRefusal): Promise<void> {
   o.counts.refused[r.reason]++;
-  if (o.onRefusal === 'throw') throw new CompactionRefusedError(r);
-  await o.onRefusal?.(r);
+  const onRefusal = o.options.onRefusal;
+  if (onRefusal === 'throw') throw new CompactionRefusedError(r);
+  await onRefusal?.(r);
 }

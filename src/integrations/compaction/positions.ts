@@ -3,7 +3,7 @@
  * (with its role, pins and original order), or the summary standing for `[0, V)`. Keyed as the
  * framework names messages (LangChain: the message id; the AI SDK: the message object).
  */
-import type { Pin, Role, Span, Unit } from '../../engine/events';
+import type { Pin, Policy, Role, Span, Unit } from '../../engine/events';
 import type { GuardedSession, TurnPosition } from '../../client/session';
 
 interface TurnEntry {
@@ -28,13 +28,25 @@ export class ContextPositions<K> {
   /** Copies put back by keepPinned, still in the context. */
   private block = new Set<K>();
   private verbatimStart = 0;
+  private opened: boolean;
+  readonly unit: Unit;
 
   constructor(
     readonly session: GuardedSession,
-    readonly unit: Unit,
+    private readonly policy: Policy,
     /** The pins whose messages keepPinned puts back (none: off). */
     private readonly kept: readonly Pin[],
-  ) {}
+  ) {
+    this.unit = policy.floor.unit;
+    this.opened = session.seq > 0;
+  }
+
+  /** SessionOpened with the policy, once, unless the session was open already (resumed). */
+  async open(): Promise<void> {
+    if (this.opened) return;
+    await this.session.open(this.policy);
+    this.opened = true;
+  }
 
   has(k: K): boolean {
     return this.entries.has(k);

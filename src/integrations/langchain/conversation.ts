@@ -26,20 +26,18 @@ export function verbatimCopy(m: BaseMessage): BaseMessage {
 export class Conversation {
   readonly positions: ContextPositions<string>;
   private readonly transcript: string[] = [];
-  private opened: boolean;
 
   constructor(
     readonly session: GuardedSession,
-    private readonly policy: Policy,
+    policy: Policy,
     private readonly classify: PinClassifier,
     keptPins: readonly Pin[],
   ) {
-    this.opened = session.seq > 0;
-    this.positions = new ContextPositions(session, policy.floor.unit, keptPins);
+    this.positions = new ContextPositions(session, policy, keptPins);
   }
 
   get unit(): Unit {
-    return this.policy.floor.unit;
+    return this.positions.unit;
   }
 
   /** Where a followed message stands, in the floor unit. */
@@ -49,10 +47,7 @@ export class Conversation {
 
   /** Every message not seen before becomes a turn, sized by `count` (the summarization's counter). */
   async follow(messages: BaseMessage[], count: TokenCounter): Promise<void> {
-    if (!this.opened) {
-      await this.session.open(this.policy);
-      this.opened = true;
-    }
+    await this.positions.open();
     for (let index = 0; index < messages.length; index++) {
       const m = messages[index]!;
       m.id ??= randomUUID();

@@ -13,16 +13,13 @@ import {
   type SummarizationMiddlewareConfig,
 } from 'langchain';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomUUID } from 'node:crypto';
-import type { Pin, Policy } from '../../engine/events';
-import type { Verdict } from '../../engine/outputs';
+import type { Policy } from '../../engine/events';
 import { GuardUsageError } from '../../client/errors';
 import type { GuardedSession, TranscriptRange } from '../../client/session';
-import type { SpillStore } from '../../client/spill';
 import { arrangeAfterSummary, keptPins } from '../compaction/keepPinned';
 import { offerSummary } from '../compaction/offer';
-import { CompactionCounts, type OnRefusal } from '../compaction/refusal';
-import type { MinSummaryTokens } from '../compaction/summaryCheck';
+import type { GuardedSummaryOptions } from '../compaction/options';
+import { CompactionCounts } from '../compaction/refusal';
 import { Conversation, type TokenCounter, verbatimCopy } from './conversation';
 import { defaultPins, type PinClassifier, textOf } from './pins';
 
@@ -36,7 +33,7 @@ const LANGCHAIN_DEFAULT_KEEP_MESSAGES = 20;
 /** langchain's summary prefix when none is given (DEFAULT_SUMMARY_PREFIX, not exported). */
 export const LANGCHAIN_DEFAULT_SUMMARY_PREFIX = 'Here is a summary of the conversation to date:';
 
-export interface GuardedSummarizationOptions {
+export interface GuardedSummarizationOptions extends GuardedSummaryOptions {
   /** langchain's summarization options, passed to its `summarizationMiddleware` unchanged. */
   summarization: SummarizationMiddlewareConfig;
   /**
@@ -45,8 +42,6 @@ export interface GuardedSummarizationOptions {
    * the same GuardedSession object for every run of one thread, for an agent serving many.
    */
   session: GuardedSession | ((runtime: GuardRuntime) => GuardedSession);
-  /** Where the full history goes when the guard asks for a spill. */
-  spill: SpillStore;
   /**
    * The policy sent in SessionOpened. Default: floor = langchain's `keep` (messages, or tokens)
    * in that unit, truncator in the same unit, STRICT coverage, spills enabled.
@@ -54,30 +49,6 @@ export interface GuardedSummarizationOptions {
   policy?: Partial<Policy>;
   /** Pins per message; default `defaultPins` (pins.ts). */
   pins?: PinClassifier;
-  /**
-   * After an approved summary, put the messages whose turns carry these pins back verbatim
-   * right after it, in their original order, once each (reported to the guard as new turns).
-   * Default on: CONSTRAINT and PLAN; `false` turns it off; a list of pins chooses them.
-   */
-  keepPinned?: boolean | Pin[];
-  /**
-   * The least a summary may hold, in tokens (the middleware's counter), given what its
-   * summarizer read: a number, or a function of the tokens read. Default: one per hundred read,
-   * at most 32. A shorter summary, an empty one, a known error text, or the output of a
-   * summarizer call that threw is never committed (onRefusal is told the reason).
-   */
-  minSummaryTokens?: MinSummaryTokens;
-  /**
-   * A held-back summary: a callback (the run goes on with the history intact), or 'throw' (the
-   * run fails with CompactionRefusedError, the history intact). Default: a callback that does
-   * nothing. `reason` says why (REFUSED, NO_VERDICT, EMPTY_SUMMARY, ERROR_SUMMARY,
-   * SUMMARIZER_THREW, SUMMARY_TOO_SHORT).
-   */
-  onRefusal?: OnRefusal;
-  /** Verdict wait per request (ms); default the client's. */
-  timeoutMs?: number;
-  /** Told every verdict, the spill loop's intermediate REFUSE included (logs, metrics). */
-  onVerdict?: (verdict: Verdict) => void;
 }
 
 /** What the middleware reads of langchain's runtime. */
@@ -264,25 +235,15 @@ export function guardedSummarization(options: GuardedSummarizationOptions) {
     const text = summaryText(summary, prefix);
     const approved = await offerSummary({
       session,
-      requestId: `summary-${randomUUID()}`,
       unit,
       summaryInput,
       tailStart,
       occupancyTokens: Math.ceil(await count(messages)),
-      summary: {
-        text,
-        threw: call.threw,
-        tokens: text.trim() ? Math.ceil(await count([new HumanMessage(text.trim())])) : 0,
-      },
+      summary: { text, threw: call.threw },
+      countText: (t) => count([new HumanMessage(t)]),
       inputTokens: first < cutoff ? Math.ceil(await count(toSummarize.slice(first))) : 0,
-      minSummaryTokens: options.minSummaryTokens,
-      spill: {
-        store: options.spill,
-        transcript: (r: TranscriptRange) => conversation.lines(r),
-      },
-      timeoutMs: options.timeoutMs,
-      onVerdict: options.onVerdict,
-      onRefusal: options.onRefusal,
+      transcript: (r: TranscriptRange) => conversation.lines(r),
+      options,
       counts,
     });
     if (!approved) return undefined; // the history stays as it is

@@ -49,6 +49,8 @@ export function createLogger(
       colorize: process.stdout.isTTY === true,
       ignore: 'pid,hostname',
       translateTime: 'SYS:HH:MM:ss.l',
+      // One line per entry: a person reads the stream as it scrolls.
+      singleLine: true,
     }),
   );
 }

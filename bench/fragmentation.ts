@@ -127,7 +127,8 @@ function setRanges(s: SessionState): Record<string, number> {
     ['X', s.unspillable],
     ['K', s.coarsened],
   ] as const) {
-    for (const [unit, set] of Object.entries(sets)) out[`${name} ${unit}`] = set.length / 2;
+    // `?? {}`: an engine before §4a has no K (the bench also runs on older trees, for comparison).
+    for (const [unit, set] of Object.entries(sets ?? {})) out[`${name} ${unit}`] = set.length / 2;
   }
   return out;
 }

@@ -67,6 +67,7 @@ describe('start-up failures of run', () => {
       KAFKA_BROKERS: `127.0.0.1:${await freePort()}`,
       SCHEMA_REGISTRY_URL: registryUrl,
       CG_HTTP_PORT: '0',
+      CG_ALLOW_UNSIGNED: 'true',
     });
     expect(o.status).toBe(4);
     expect(o.ms).toBeLessThan(12_000);
@@ -78,6 +79,7 @@ describe('start-up failures of run', () => {
       KAFKA_BROKERS: brokers.join(','),
       SCHEMA_REGISTRY_URL: `http://127.0.0.1:${await freePort()}`,
       CG_HTTP_PORT: '0',
+      CG_ALLOW_UNSIGNED: 'true',
       ...topicEnv(testConfig()),
     });
     expect(o.status).toBe(5);
@@ -96,6 +98,7 @@ describe('start-up failures of run', () => {
         SCHEMA_REGISTRY_URL: registryUrl,
         CG_HTTP_HOST: '127.0.0.1',
         CG_HTTP_PORT: String(port),
+        CG_ALLOW_UNSIGNED: 'true',
       });
       expect(o.status).toBe(6);
       expect(o.ms).toBeLessThan(5_000);

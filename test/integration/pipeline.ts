@@ -38,6 +38,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     sessionTimeoutMs: 6000,
     httpHost: '127.0.0.1',
     httpPort: 0,
+    // Explicit: these tests send unsigned events; those that test authority give a ring.
+    allowUnsigned: true,
     ...overrides,
   };
 }

@@ -7,6 +7,7 @@ import { type BaseMessage, mapChatMessagesToStoredMessages } from '@langchain/co
 import { randomUUID } from 'node:crypto';
 import type { Policy, Span, Unit } from '../../engine/events';
 import type { GuardedSession, TranscriptRange } from '../../client/session';
+import { describeTurns } from '../../client/transcript';
 import { type PinClassifier, roleOf } from './pins';
 
 type Entry = { kind: 'turn'; turn: number } | { kind: 'summary' };
@@ -73,8 +74,20 @@ export class Conversation {
     for (const [id, e] of kept) this.byId.set(id, e);
   }
 
-  /** The turns of `r`, one JSON line each (langchain's StoredMessage form). */
+  /**
+   * The turns of `r`, one JSON line each (langchain's StoredMessage form). Throws when any turn
+   * of `r` is not held (after `client.resume` the turns sent before the crash are not): the
+   * spill then fails, rather than reporting a range as stored that it does not hold.
+   */
   lines(r: TranscriptRange): string {
+    const missing: number[] = [];
+    for (let t = r.firstTurn; t < r.endTurn; t++)
+      if (this.transcript[t] === undefined) missing.push(t);
+    if (missing.length > 0)
+      throw new Error(
+        `the conversation's transcript does not hold turns ${describeTurns(missing)} of [${r.firstTurn},${r.endTurn}) ` +
+          '(sent before this process followed the session, e.g. before a resume): they cannot be spilled',
+      );
     return this.transcript
       .slice(r.firstTurn, r.endTurn)
       .map((line) => `${line}\n`)

@@ -1,0 +1,61 @@
+/**
+ * What a spill may report (contract §4 SpillCompleted: `range` is stored losslessly): the bytes
+ * a transcript reader gave, checked to be the whole requested range before anything is written.
+ * A reader that cannot give every turn must make the spill fail (SpillFailed, so the guard
+ * HALTs), never succeed with less: a SpillCompleted over a range it did not store would let the
+ * guard approve a loss as LOSSLESS_SPILL.
+ */
+
+/**
+ * A transcript reader's answer: the bytes of the turns, or one entry per turn of
+ * `[firstTurn, endTurn)` in order, which lets the spill loop check that none is missing.
+ */
+export type TranscriptContent = Uint8Array | string | readonly (Uint8Array | string)[];
+
+/** The turns a spill asked for. */
+export interface TurnRange {
+  firstTurn: number;
+  endTurn: number;
+}
+
+const bytesOf = (c: Uint8Array | string): Uint8Array =>
+  typeof c === 'string' ? Buffer.from(c, 'utf8') : c;
+
+/**
+ * The bytes to store, or a throw (the spill loop answers SpillFailed with its message) when the
+ * answer cannot hold every turn: an entry per turn missing (a hole or too few), or nothing at
+ * all for a non-empty range.
+ */
+export function transcriptBytes(content: TranscriptContent, turns: TurnRange): Uint8Array {
+  const wanted = turns.endTurn - turns.firstTurn;
+  if (Array.isArray(content)) {
+    const parts = content as readonly (Uint8Array | string | undefined)[];
+    const missing: number[] = [];
+    for (let i = 0; i < wanted; i++) if (parts[i] === undefined) missing.push(turns.firstTurn + i);
+    if (missing.length > 0 || parts.length !== wanted)
+      throw new Error(
+        `the transcript reader gave ${parts.length - missing.length} of the ${wanted} turns [${turns.firstTurn},${turns.endTurn})` +
+          (missing.length > 0 ? `; missing turns ${describeTurns(missing)}` : '') +
+          ': nothing was stored',
+      );
+    return Buffer.concat(parts.map((p) => bytesOf(p!)));
+  }
+  const bytes = bytesOf(content as Uint8Array | string);
+  if (wanted > 0 && bytes.length === 0)
+    throw new Error(
+      `the transcript reader gave nothing for the turns [${turns.firstTurn},${turns.endTurn}): nothing was stored`,
+    );
+  return bytes;
+}
+
+/** `[3, 4, 5, 9]` → `3-5, 9` (the first few runs). */
+export function describeTurns(turns: readonly number[]): string {
+  const runs: string[] = [];
+  for (let i = 0; i < turns.length && runs.length < 8;) {
+    let j = i;
+    while (j + 1 < turns.length && turns[j + 1] === turns[j]! + 1) j++;
+    runs.push(i === j ? `${turns[i]}` : `${turns[i]}-${turns[j]}`);
+    i = j + 1;
+  }
+  return runs.join(', ') + (runs.length === 8 ? ', …' : '');
+}

@@ -34,8 +34,9 @@ export function transcriptBytes(content: TranscriptContent, turns: TurnRange): U
     for (let i = 0; i < wanted; i++) if (parts[i] === undefined) missing.push(turns.firstTurn + i);
     if (missing.length > 0 || parts.length !== wanted)
       throw new Error(
-        `the transcript reader gave ${parts.length - missing.length} of the ${wanted} turns [${turns.firstTurn},${turns.endTurn})` +
+        `the transcript reader gave ${wanted - missing.length} of the ${wanted} turns [${turns.firstTurn},${turns.endTurn})` +
           (missing.length > 0 ? `; missing turns ${describeTurns(missing)}` : '') +
+          (parts.length > wanted ? `; and ${parts.length - wanted} entries more than asked` : '') +
           ': nothing was stored',
       );
     return Buffer.concat(parts.map((p) => bytesOf(p!)));

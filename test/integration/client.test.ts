@@ -21,7 +21,8 @@ import {
 import type { Role, Unit } from '../../src/engine/events';
 import { Rng } from '../../src/sim/prng';
 import { until } from '../support/until';
-import { readTopics, decodeOutput, testConfig } from './pipeline';
+import pino from 'pino';
+import { kafka, readTopics, decodeOutput, testConfig } from './pipeline';
 import {
   type Stack,
   type TestKeys,
@@ -266,7 +267,11 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
     const groupId = `workers-retry-${s.config.groupId}`;
     const session = s.client.session(`unanswered-${s.config.groupId}`);
     const spilled: string[] = [];
-    let first: GuardClient | null = await clientFor(s.config, { signingKey: null });
+    // Silent: kafkajs logs every failed attempt of the first worker at error.
+    let first: GuardClient | null = await clientFor(s.config, {
+      signingKey: null,
+      logger: pino({ level: 'silent' }),
+    });
     const failing = new SpillWorker(first, {
       signingKey: keys.spillService.key,
       groupId,
@@ -295,6 +300,14 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
     } finally {
       await failing.stop().catch(() => undefined);
     }
+    // Nothing committed for the group: the request is still to be answered.
+    const admin = kafka.admin();
+    await admin.connect();
+    const committed = await admin.fetchOffsets({ groupId, topics: [s.config.spillTopic] });
+    await admin.disconnect();
+    expect(committed[0]!.partitions.map((p) => p.offset)).toEqual(
+      committed[0]!.partitions.map(() => '-1'),
+    );
     const second = new SpillWorker(s.client, {
       signingKey: keys.spillService.key,
       groupId,
@@ -308,7 +321,7 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
         { awaitSpill: { pollMs: 200, timeoutMs: 60_000 } },
       );
       expect(verdict).toMatchObject({ decision: 'APPROVE', basis: 'LOSSLESS_SPILL' });
-      expect(second.answered).toBe(1);
+      expect(second.answered).toBeGreaterThanOrEqual(1);
     } finally {
       await second.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -1,7 +1,8 @@
 /**
  * examples/orchestrator.ts and examples/langchain-agent.ts run as a user runs them (`npx tsx`,
- * settings from the environment as for `compaction-guard run`) against a real processor, and
- * print the refusal, the spill's approval and the commit.
+ * settings from the environment as for `compaction-guard run`) against a real processor with a
+ * trusted key ring (contract §4b), and print the refusal, the spill's approval and the commit:
+ * their GuardClient signs the spill answers with the key in CG_SIGNING_KEY_FILE.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { TOPIC_KEYS, configEnv } from '../../src/config/config';
 import { start, testConfig } from './pipeline';
+import { testKeys } from './client/harness';
 import type { Running } from '../../src/cli/run';
 
 jest.setTimeout(240_000);
@@ -16,7 +18,8 @@ jest.setTimeout(240_000);
 const ROOT = path.resolve(__dirname, '../..');
 
 describe('the client examples', () => {
-  const config = testConfig();
+  const keys = testKeys();
+  const config = testConfig({ trustedKeysFile: keys.ring, allowUnsigned: false });
   let running: Running;
   let spills: string;
   beforeAll(async () => {
@@ -34,6 +37,7 @@ describe('the client examples', () => {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       CG_SPILL_DIR: spills,
+      CG_SIGNING_KEY_FILE: keys.keyFile(keys.orchestrator),
       ...configEnv(config, ['brokers', 'registryUrl', ...TOPIC_KEYS]),
     };
     // Asynchronous: the processor runs in this process and must keep running meanwhile.

@@ -254,7 +254,7 @@ export async function acknowledge(
     process.stdout.write(formatLine({ record: 'audit', value: record }) + '\n');
     if (record.code === 'UNAUTHORIZED_EVENT')
       process.stderr.write(
-        `compaction-guard acknowledge: the processor did not accept the signature (${record.message}): is key ${key.keyId} (${key.name}) in its ring (CG_TRUSTED_KEYS_FILE) with role ACKNOWLEDGE?\n`,
+        `compaction-guard acknowledge: not applied: is key ${key.keyId} (${key.name}) in the processor's ring (CG_TRUSTED_KEYS_FILE) with role ACKNOWLEDGE, and this machine's clock right?\n`,
       );
     if (record.code !== 'LOSS_ACKNOWLEDGED') process.exitCode = 1;
   } finally {

@@ -72,6 +72,7 @@ export function buildProgram(): Command {
   run.addHelpText(
     'after',
     '\nSecrets (*_PASSWORD, CG_HTTP_SESSIONS_TOKEN) can be read from a file named by <ENV>_FILE; they are never logged.' +
+      '\nSIGHUP re-reads CG_TRUSTED_KEYS_FILE (rotate or revoke keys without a restart; a ring that does not read keeps the keys in force).' +
       '\nA failed start-up prints one line (the setting, what was tried, what to do; the stack with CG_LOG_LEVEL=debug).' +
       `\nExit status:\n${exitCodeHelp()}`,
   );

@@ -375,9 +375,11 @@ export const SETTINGS = {
   trustedKeysFile: setting({
     env: 'CG_TRUSTED_KEYS_FILE',
     default: null,
+    shown: '(none)',
     help:
       'the trusted key ring (contract §4b, JSON of `compaction-guard keys new --ring`): only events signed by its keys ' +
-      'write off a loss or answer a spill request; re-read on SIGHUP',
+      'write off a loss or answer a spill request; re-read on SIGHUP. Unset: run refuses to start unless ' +
+      'CG_ALLOW_UNSIGNED=true (npm start makes a development ring)',
     parse: optional(filePath),
   }),
   allowUnsigned: setting({
@@ -397,9 +399,10 @@ export const TOOL_SETTINGS = {
     env: 'CG_SIGNING_KEY_FILE',
     flag: 'key',
     default: null,
+    shown: "a running `npm start`'s development key, else none",
     help:
       'the signing key (a file of `compaction-guard keys new`) that signs LossAcknowledged, SpillCompleted and ' +
-      "SpillFailed (contract §4b): `acknowledge`, `simulate`, GuardClient and SpillWorker; unset: a running `npm start`'s development key",
+      'SpillFailed (contract §4b): `acknowledge`, `simulate`, GuardClient and SpillWorker',
     parse: optional(filePath),
   }),
 } as const;

@@ -399,7 +399,7 @@ export const TOOL_SETTINGS = {
     env: 'CG_SIGNING_KEY_FILE',
     flag: 'key',
     default: null,
-    shown: "a running `npm start`'s development key, else none",
+    shown: "a running npm start's development key, else none",
     help:
       'the signing key (a file of `compaction-guard keys new`) that signs LossAcknowledged, SpillCompleted and ' +
       'SpillFailed (contract §4b): `acknowledge`, `simulate`, GuardClient and SpillWorker',

@@ -87,7 +87,7 @@ describe("the README's quick start on this clone", () => {
   });
 
   it.each(['SIGTERM', 'Ctrl-C'] as const)(
-    'npm start, simulate and tail with no connection flags; %s leaves no process and frees every port',
+    'npm start, simulate and tail (and inspect and acknowledge, no key setup) with no connection flags; %s leaves no process and frees every port',
     async (stop) => {
       const httpPort = await freePort();
       const stateFile = join(dir, 'embedded.json');

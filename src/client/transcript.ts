@@ -60,3 +60,32 @@ export function describeTurns(turns: readonly number[]): string {
   }
   return runs.join(', ') + (runs.length === 8 ? ', …' : '');
 }
+
+/** What `transcriptLines` needs of a spill's range. */
+export interface LinesRange extends TurnRange {
+  sessionId: string;
+}
+
+/**
+ * The lines a transcript holds for the turns of `r`, each ended by a newline; throws, naming the
+ * missing turns, when any turn of `r` is not held (followed before a restart, or elsewhere):
+ * the integrations' transcripts answer a spill with this, so it fails rather than shrinks.
+ */
+export function transcriptLines(
+  transcript: readonly (string | undefined)[],
+  r: LinesRange,
+): string {
+  const missing: number[] = [];
+  let out = '';
+  for (let turn = r.firstTurn; turn < r.endTurn; turn++) {
+    const line = transcript[turn];
+    if (line === undefined) missing.push(turn);
+    else out += `${line}\n`;
+  }
+  if (missing.length > 0)
+    throw new Error(
+      `session ${r.sessionId}: the transcript does not hold turns ${describeTurns(missing)} of [${r.firstTurn},${r.endTurn}) ` +
+        '(followed before a restart, or elsewhere): they cannot be spilled',
+    );
+  return out;
+}

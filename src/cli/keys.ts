@@ -6,6 +6,8 @@
  * any part would fail (a bad name or role, a key file that exists, a keyId or name already in
  * the ring).
  */
+import { accessSync, constants, existsSync } from 'node:fs';
+import path from 'node:path';
 import { Command } from 'commander';
 import { ConfigError } from '../config/config';
 import {
@@ -38,6 +40,7 @@ export function keysNew(o: KeysNewOptions, out: (line: string) => void): void {
   if (o.ring !== undefined) {
     const conflict = ringConflict(readRingFile(o.ring), k.entry, o.ring);
     if (conflict !== null) throw new ConfigError(`${conflict}; nothing was written`);
+    requireWritable(o.ring);
   }
   const files = writeKeyFiles(dir, k);
   out(
@@ -52,6 +55,22 @@ export function keysNew(o: KeysNewOptions, out: (line: string) => void): void {
   } else {
     out(
       'to trust it, add the entry to the "keys" of the ring file (CG_TRUSTED_KEYS_FILE), or run again with --ring',
+    );
+  }
+}
+
+/**
+ * The ring file (or, when it does not exist yet, the nearest directory it would be created in)
+ * can be written: checked before any key file is, so a refusal leaves nothing behind.
+ */
+function requireWritable(ring: string): void {
+  let target = path.resolve(ring);
+  while (!existsSync(target)) target = path.dirname(target);
+  try {
+    accessSync(target, constants.W_OK);
+  } catch (e) {
+    throw new ConfigError(
+      `--ring: cannot write ${target} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); nothing was written`,
     );
   }
 }

@@ -328,7 +328,7 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
     }
   });
 
-  it('under the ring, a spill sent unsigned (a client with no key) heals nothing: UNAUTHORIZED_EVENT (no signature) and the request stays refused', async () => {
+  it('under the ring, a spill sent unsigned (a client with no key), in band or out of band over [0, 2^52 − 1), heals nothing: UNAUTHORIZED_EVENT (no signature) and the request stays refused', async () => {
     const unsigned = await clientFor(s.config, { signingKey: null });
     const dir = mkdtempSync(path.join(tmpdir(), 'cg-unsigned-'));
     try {
@@ -354,6 +354,24 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
           }),
         ],
       });
+      // The issue's first attack: an out-of-band SpillCompleted over [0, 2^52 − 1) with any
+      // handle, by someone who can write the topic. Then a request asks whether it healed.
+      await unsigned.outOfBand({
+        type: 'SpillCompleted',
+        sessionId: session.sessionId,
+        spillRequestId: 'anything',
+        handle: 'file:///nothing-was-stored',
+        unit: 'TURNS',
+        range: { start: 0, end: 4_503_599_627_370_495 },
+      });
+      await viewUntil(s, session.sessionId, (v) => (v.lastViolations as unknown[]).length === 2);
+      const again = await session.requestCompaction({
+        requestId: 'c2',
+        summaryInput: { start: 8, end: 40 },
+        tailStart: 40,
+      });
+      expect(again).toMatchObject({ decision: 'REFUSE', action: 'SPILL' });
+      expect(await s.view(session.sessionId)).toMatchObject({ spilled: [] });
     } finally {
       await unsigned.close();
       rmSync(dir, { recursive: true, force: true });

@@ -72,7 +72,7 @@ export async function simulate(
   o: SimulateOptions,
 ): Promise<number> {
   let config = loadConfig(process.env, flags);
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, undefined, config.logFormat);
   let embedded: EmbeddedState | null = null;
   if (config.brokers.length === 0) {
     // No brokers given: those of a running `npm start` (src/services/embedded.ts).

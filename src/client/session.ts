@@ -20,7 +20,7 @@ import type { GuardClient } from './client';
 import { GuardClosedError, GuardSendError, GuardTimeoutError, GuardUsageError } from './errors';
 import type { SpillStore } from './spill';
 import { requireRange, requireSize, requireTurn, requireUnit } from './validate';
-import { type TranscriptContent, transcriptBytes } from './transcript';
+import { type TranscriptContent, failureText, transcriptBytes } from './transcript';
 
 /** A turn's place in every unit, as sent in its TurnAppended. */
 export interface TurnPosition {
@@ -412,7 +412,7 @@ export class GuardedSession {
         content: transcriptBytes(content, turns),
       });
     } catch (e) {
-      await this.spillFailed({ spillRequestId, error: (e as Error).message || String(e) });
+      await this.spillFailed({ spillRequestId, error: failureText(e) });
       return;
     }
     await this.spillCompleted({ spillRequestId, handle, unit, range });

@@ -11,6 +11,7 @@ import { spillRequestType } from '../schema/schemas';
 import type { GuardClient } from './client';
 import type { SpillStore } from './spill';
 import { WireDecoder } from './wire';
+import { failureText } from './transcript';
 import type { SigningKey } from '../authority/signing';
 
 /** The bytes of one session's transcript over the requested range. */
@@ -109,7 +110,7 @@ export class SpillWorker {
           type: 'SpillFailed',
           sessionId: r.sessionId,
           spillRequestId: r.spillRequestId,
-          error: (e as Error).message || String(e),
+          error: failureText(e),
         },
         eventId,
         sign,

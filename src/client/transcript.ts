@@ -89,3 +89,21 @@ export function transcriptLines(
     );
   return out;
 }
+
+/** At most this many UTF-16 units of a failure's text go into a SpillFailed (≤ 3,072 bytes). */
+export const SPILL_ERROR_MAX = 1024;
+
+/**
+ * A SpillFailed's `error` for what went wrong: the message, cut to SPILL_ERROR_MAX units, any
+ * lone surrogate (one the cut split off included) replaced, so that the answer itself is always
+ * within §3's bounds (4,096 bytes, no unpaired surrogate): an answer refused as malformed would
+ * leave the spill unanswered.
+ */
+export function failureText(e: unknown): string {
+  const text = (e instanceof Error ? e.message : '') || String(e);
+  const cut = text.length > SPILL_ERROR_MAX ? `${text.slice(0, SPILL_ERROR_MAX - 1)}…` : text;
+  // A lone surrogate (a pair split by the cut, or a message built from bad input) is U+FFFD.
+  return cut.replace(LONE_SURROGATE, '\uFFFD');
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;

@@ -4,7 +4,13 @@
  * is written, so the spill loop sends SpillFailed and never SpillCompleted.
  */
 import fc from 'fast-check';
-import { describeTurns, transcriptBytes } from '../../src/client/transcript';
+import {
+  SPILL_ERROR_MAX,
+  describeTurns,
+  failureText,
+  transcriptBytes,
+} from '../../src/client/transcript';
+import { decodeEventJson } from '../../src/schema/decodeEvent';
 
 describe('transcriptBytes', () => {
   it('one entry per turn, none missing: their bytes in order; any hole or a wrong count: a throw naming the turns', () => {
@@ -58,5 +64,31 @@ describe('transcriptBytes', () => {
   it('names missing turns as runs', () => {
     expect(describeTurns([0, 1, 2, 5, 7, 8])).toBe('0-2, 5, 7-8');
     expect(describeTurns(Array.from({ length: 20 }, (_, i) => i * 2))).toMatch(/, …$/);
+  });
+});
+
+describe('failureText', () => {
+  it('any failure, however long or broken its text, gives a SpillFailed within the bounds of §3', () => {
+    const utf16 = fc
+      .array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 3 * SPILL_ERROR_MAX })
+      .map((units) => String.fromCharCode(...units));
+    fc.assert(
+      fc.property(utf16, fc.boolean(), (text, asError) => {
+        const error = failureText(asError ? new Error(text) : text);
+        expect(error.length).toBeLessThanOrEqual(SPILL_ERROR_MAX);
+        const decoded = decodeEventJson({
+          type: 'SpillFailed',
+          sessionId: 's',
+          seq: null,
+          eventId: 'e',
+          occurredAt: 1,
+          spillRequestId: 's:r:1',
+          error,
+        });
+        expect(decoded.ok).toBe(true);
+        if (text.length <= SPILL_ERROR_MAX && !/[\uD800-\uDFFF]/.test(text))
+          expect(error).toBe(text === '' && asError ? 'Error' : text);
+      }),
+    );
   });
 });

@@ -11,6 +11,7 @@ import {
   SASL_MECHANISMS,
   SERVICE_SETTINGS,
   SETTINGS,
+  TOOL_SETTINGS,
   type Setting,
 } from './settings';
 
@@ -23,6 +24,8 @@ type Values<Table> = { -readonly [K in keyof Table]: ValueOf<Table[K]> };
 export type Config = Values<typeof SETTINGS>;
 /** The embedded local services' settings (env only). */
 export type ServiceSettings = Values<typeof SERVICE_SETTINGS>;
+/** The on-call tools' and the client library's own settings. */
+export type ToolSettings = Values<typeof TOOL_SETTINGS>;
 export type InputFormat = (typeof INPUT_FORMATS)[number];
 export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
 
@@ -61,14 +64,27 @@ export function optionHelp(
   key: Key,
   shownDefault?: string,
 ): { flags: string; description: string } {
-  const s = entry(key);
+  return settingHelp(entry(key), flagOf(key), shownDefault);
+}
+
+/** The option line of a tool setting (TOOL_SETTINGS), e.g. `--key <value>`. */
+export function toolOptionHelp(key: keyof ToolSettings): { flags: string; description: string } {
+  const s = TOOL_SETTINGS[key] as Setting<unknown>;
+  return settingHelp(s, `--${s.flag ?? kebab(key)}`);
+}
+
+function settingHelp(
+  s: Setting<unknown>,
+  flag: string,
+  shownDefault?: string,
+): { flags: string; description: string } {
   const d = s.default;
   const shown =
     shownDefault ??
     s.shown ??
     (Array.isArray(d) ? d.join(',') : d === null ? '(unset)' : String(d));
   const env = s.secret ? `env ${s.env} or ${s.env}_FILE` : `env ${s.env}`;
-  return { flags: `${flagOf(key)} <value>`, description: `${s.help}; ${env} (default: ${shown})` };
+  return { flags: `${flag} <value>`, description: `${s.help}; ${env} (default: ${shown})` };
 }
 
 /** `<ENV>_FILE` for a secret: the file's content without the trailing newline. */
@@ -133,6 +149,17 @@ export function configEnv(c: Config, keys: readonly Key[]): Record<string, strin
     if (v !== null) env[ENV_NAMES[key]] = Array.isArray(v) ? v.join(',') : String(v);
   }
   return env;
+}
+
+/** The tools' settings: a flag (commander's camelCase key) wins over the env var. */
+export function toolSettings(env: NodeJS.ProcessEnv, flags: Source = {}): ToolSettings {
+  const out: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(TOOL_SETTINGS) as [string, Setting<unknown>][]) {
+    const flag = s.flag ?? kebab(key);
+    const v = rawValue(s, env, flags[flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())]);
+    out[key] = v === undefined ? s.default : s.parse(v, `${s.env} (--${flag})`);
+  }
+  return out as ToolSettings;
 }
 
 /** The embedded local services' settings, from env vars. */

@@ -5,6 +5,7 @@
  * a unit test checks README's configuration tables against them.
  *
  * - SETTINGS: `compaction-guard run` (env var or flag; the on-call commands share a subset).
+ * - TOOL_SETTINGS: the on-call tools and the client library (env var or the tool's flag).
  * - SERVICE_SETTINGS: the embedded local services of `npm start` and the tests (env only).
  */
 import { accessSync, constants, readFileSync } from 'node:fs';
@@ -104,6 +105,9 @@ const pemFile: Parse<string> = (path, name) => {
     );
   return path;
 };
+
+/** A path as given (a relative one is resolved against the working directory when it is read). */
+const filePath: Parse<string> = (raw) => raw;
 
 /** An optional value: unset is null. */
 const optional = <T>(parse: Parse<T>): Parse<T | null> => parse;
@@ -375,6 +379,39 @@ export const SETTINGS = {
     shown: 'system CAs',
     help: 'PEM file of the CA(s) for an https registry',
     parse: optional(pemFile),
+  }),
+  trustedKeysFile: setting({
+    env: 'CG_TRUSTED_KEYS_FILE',
+    default: null,
+    shown: '(none)',
+    help:
+      'the trusted key ring (contract §4b, JSON of `compaction-guard keys new --ring`): only events signed by its keys ' +
+      'write off a loss or answer a spill request; re-read on SIGHUP. Unset: run refuses to start unless ' +
+      'CG_ALLOW_UNSIGNED=true (npm start makes a development ring)',
+    parse: optional(filePath),
+  }),
+  allowUnsigned: setting({
+    env: 'CG_ALLOW_UNSIGNED',
+    default: false,
+    help:
+      'true: start without CG_TRUSTED_KEYS_FILE, applying unsigned SpillCompleted, SpillFailed and LossAcknowledged ' +
+      'from anyone who can write the input topic (logged at warn, gauge compaction_guard_unsigned_allowed)',
+    parse: bool,
+  }),
+} as const;
+
+// ---- the on-call tools and the client library (not `run`) ----------------------------------------
+
+export const TOOL_SETTINGS = {
+  signingKeyFile: setting({
+    env: 'CG_SIGNING_KEY_FILE',
+    flag: 'key',
+    default: null,
+    shown: "a running npm start's development key, else none",
+    help:
+      'the signing key (a file of `compaction-guard keys new`) that signs LossAcknowledged, SpillCompleted and ' +
+      'SpillFailed (contract §4b): `acknowledge`, `simulate`, GuardClient and SpillWorker',
+    parse: optional(filePath),
   }),
 } as const;
 

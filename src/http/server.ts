@@ -81,7 +81,11 @@ async function handle(
     const id = decodeURIComponent(match[1]!);
     const found = d.sessions.findSession(id);
     if (found)
-      return send(res, 200, sessionView(id, found.partition, found.state, d.recent.get(id)));
+      return send(
+        res,
+        200,
+        sessionView(id, found.partition, found.state, d.recent.get(id), d.recent.violations(id)),
+      );
     return send(res, 404, { error: `session ${id} is not tracked by this instance` });
   }
   return send(res, 404, {

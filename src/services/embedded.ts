@@ -14,6 +14,10 @@ export interface EmbeddedState {
   httpUrl: string;
   pid: number;
   startedAt: string;
+  /** The development key `npm start` made (contract §4b): what the tools and the client sign with by default. */
+  signingKeyFile?: string;
+  /** The ring the processor trusts (the development key's alone, unless CG_TRUSTED_KEYS_FILE was set). */
+  trustedKeysFile?: string;
 }
 
 /** `<cwd>/.cache/embedded.json` (next to the fetched Kafka and registry), or CG_EMBEDDED_FILE. */
@@ -50,7 +54,9 @@ function isState(v: unknown): v is EmbeddedState {
     typeof o.registryUrl === 'string' &&
     typeof o.httpUrl === 'string' &&
     Number.isSafeInteger(o.pid) &&
-    typeof o.startedAt === 'string'
+    typeof o.startedAt === 'string' &&
+    (o.signingKeyFile === undefined || typeof o.signingKeyFile === 'string') &&
+    (o.trustedKeysFile === undefined || typeof o.trustedKeysFile === 'string')
   );
 }
 

@@ -10,6 +10,7 @@ import { auditRecordType, spillRequestType, verdictType } from '../../src/schema
 import { serviceEnv } from './env';
 import { Replay, SessionsInPlace, type AuditLineRecord } from '../../src/audit/replay';
 import { engineOptions } from '../../src/engine';
+import type { TrustedKeyRing } from '../../src/engine/authority';
 
 export const { brokers, registryUrl } = serviceEnv();
 // CG_TEST_KAFKA_LOG=nothing quiets the expected connection errors of fault tests.
@@ -38,6 +39,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     sessionTimeoutMs: 6000,
     httpHost: '127.0.0.1',
     httpPort: 0,
+    // Explicit: these tests send unsigned events; those that test authority give a ring.
+    allowUnsigned: true,
     ...overrides,
   };
 }
@@ -197,8 +200,9 @@ export async function readOutputs(
 export function offline(
   events: readonly ContextEvent[],
   graceMs: number = DEFAULTS.graceMs,
+  trustedKeys: TrustedKeyRing | null = null,
 ): AuditLineRecord[] {
-  const replay = new Replay(new SessionsInPlace(engineOptions({ graceMs })));
+  const replay = new Replay(new SessionsInPlace(engineOptions({ graceMs, trustedKeys })));
   return events.flatMap((e, i) => replay.line(JSON.stringify(e), i + 1));
 }
 

@@ -95,6 +95,7 @@ function secureConfig(overrides: Partial<Config> = {}): Config {
     sessionTimeoutMs: 6000,
     httpHost: '127.0.0.1',
     httpPort: 0,
+    allowUnsigned: true,
     kafkaSaslMechanism: 'scram-sha-512',
     kafkaSaslUsername: KAFKA_USER,
     kafkaSaslPassword: KAFKA_PASSWORD,

@@ -1,5 +1,5 @@
 /** `compaction-guard run`: the stream processor, with embedded local services when no brokers are set. */
-import { type Config, loadConfig, requireRegistry } from '../config/config';
+import { type Config, loadConfig, requireRegistry, requireSafeHttp } from '../config/config';
 import { createLogger, redactConfig } from '../config/redact';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import { Processor } from '../kafka/processor';
@@ -36,6 +36,7 @@ export async function startProcessor(
   log = createLogger(config.logLevel),
   options: StartOptions = {},
 ): Promise<Running> {
+  requireSafeHttp(config);
   log.info({ config: redactConfig(config) }, 'configuration');
   // Before the slow parts: a second instance on the same port fails now, not after 60 s of JVMs.
   await ensurePortFree(config.httpHost, config.httpPort);
@@ -83,6 +84,9 @@ export async function startProcessor(
       port: config.httpPort,
       sessionsEnabled: config.httpSessions,
       sessionsToken: config.httpSessionsToken,
+      requestTimeoutMs: config.httpRequestTimeoutMs,
+      maxConnections: config.httpMaxConnections,
+      maxRequestBytes: config.httpMaxRequestBytes,
     },
     {
       registry,

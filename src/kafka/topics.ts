@@ -173,3 +173,14 @@ export async function ensureTopics(admin: Admin, c: Config): Promise<EnsuredTopi
     underReplicated: underReplicated(found, replication),
   };
 }
+
+/**
+ * What a client (GuardClient) needs before it sends: the input's partition count. When the input
+ * does not exist yet (a fresh development cluster) every topic is created as the processor
+ * would; otherwise nothing is created or described beyond the input, which is all an
+ * orchestrator may see on a cluster with ACLs (src/kafka/acls.ts).
+ */
+export async function clientInputPartitions(admin: Admin, c: Config): Promise<number> {
+  if ((await admin.listTopics()).includes(c.inputTopic)) return partitionCount(admin, c.inputTopic);
+  return (await ensureTopics(admin, c)).inputPartitions;
+}

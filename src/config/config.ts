@@ -216,7 +216,10 @@ export function refuseUnsafeConfig(c: Config): void {
 
 /** 127.0.0.0/8, ::1 and `localhost`: only this machine can connect. Anything else is not. */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
   return (
     h === 'localhost' ||
     h === '::1' ||

@@ -256,7 +256,7 @@ export function requireRegistry(c: Config): void {
   }
   if (c.registryUrl !== null && c.brokers.length === 0) {
     throw new ConfigError(
-      // The URL is not echoed: it may carry credentials (https://user:password@host).
+      // The URL is not echoed (credentials in it are refused when it is parsed, but a path may be private).
       `${flagName('registryUrl')} is set but ${flagName('brokers')} is not: set KAFKA_BROKERS to the cluster that registry serves, or leave both unset for the embedded local services`,
     );
   }

@@ -10,6 +10,7 @@ import { simulate } from './simulate';
 import { tailCommand } from './tail';
 import { inspectCommand } from './inspect';
 import { acknowledgeCommand } from './acknowledge';
+import { aclsCommand } from './acls';
 import { parseSimulateOptions } from './simulateOptions';
 
 export function buildProgram(): Command {
@@ -127,6 +128,7 @@ export function buildProgram(): Command {
     });
   // On-call commands (prometheus/RUNBOOK.md), each in its own file.
   program.addCommand(tailCommand()).addCommand(inspectCommand()).addCommand(acknowledgeCommand());
+  program.addCommand(aclsCommand());
   return program;
 }
 

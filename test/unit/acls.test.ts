@@ -4,12 +4,14 @@
  * for the default names. (test/integration/security.test.ts runs the processor and an
  * orchestrator under them on a broker with StandardAuthorizer.)
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { DEFAULTS, type Config } from '../../src/config/config';
 import { type AclGrant, aclsFor, ROLES } from '../../src/kafka/acls';
 import { transactionalId } from '../../src/kafka/transaction';
+import { kafkaAclsCommands } from '../../src/cli/acls';
 
 const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
 
@@ -82,5 +84,46 @@ describe('ACL grants', () => {
       .slice(2)
       .filter((_, i, all) => all.slice(0, i + 1).every((l) => l.startsWith('|')));
     expect(table).toEqual(rendered);
+  });
+
+  it('kafka-acls.sh lines: one per grant, its operations, a prefix pattern where it is one, odd names quoted', () => {
+    expect(
+      kafkaAclsCommands(
+        "User:o'brien",
+        aclsFor('orchestrator', { ...DEFAULTS, clientId: 'orch 1' }),
+      ),
+    ).toEqual([
+      `kafka-acls.sh --bootstrap-server "$KAFKA_BROKERS" --command-config admin.properties --add --allow-principal 'User:o'\\''brien' --operation Write --topic agent.context-changes`,
+      `kafka-acls.sh --bootstrap-server "$KAFKA_BROKERS" --command-config admin.properties --add --allow-principal 'User:o'\\''brien' --operation Read --topic agent.compaction-verdicts`,
+      `kafka-acls.sh --bootstrap-server "$KAFKA_BROKERS" --command-config admin.properties --add --allow-principal 'User:o'\\''brien' --operation Read --topic agent.spill-requests`,
+      `kafka-acls.sh --bootstrap-server "$KAFKA_BROKERS" --command-config admin.properties --add --allow-principal 'User:o'\\''brien' --operation Read --group 'orch 1-' --resource-pattern-type prefixed`,
+    ]);
+  });
+
+  it('`compaction-guard acls` prints them for the names given as flags or env vars; a bad role exits 2', () => {
+    const cli = (args: string[], env: Record<string, string> = {}) =>
+      spawnSync(process.execPath, ['bin/compaction-guard.js', 'acls', ...args], {
+        cwd: join(__dirname, '..', '..'),
+        env: { PATH: process.env.PATH, ...env },
+        encoding: 'utf8',
+      });
+    const r = cli(['--role', 'processor', '--principal', 'User:guard', '--group-id', 'g1'], {
+      CG_INPUT_TOPIC: 'in',
+    });
+    expect([r.status, r.stderr]).toEqual([0, '']);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toHaveLength(aclsFor('processor', DEFAULTS).length);
+    expect(lines).toContain(
+      'kafka-acls.sh --bootstrap-server "$KAFKA_BROKERS" --command-config admin.properties --add --allow-principal User:guard --operation Write --transactional-id g1-in- --resource-pattern-type prefixed',
+    );
+    expect(lines).toContain(
+      'kafka-acls.sh --bootstrap-server "$KAFKA_BROKERS" --command-config admin.properties --add --allow-principal User:guard --operation Read --operation Create --operation DescribeConfigs --topic in',
+    );
+    const bad = cli(['--role', 'admin', '--principal', 'User:x']);
+    expect([bad.status, bad.stdout, bad.stderr]).toEqual([
+      2,
+      '',
+      'compaction-guard acls: --role: expected one of processor, orchestrator, spill-service, operator, got "admin"\n',
+    ]);
   });
 });

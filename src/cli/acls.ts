@@ -4,21 +4,12 @@
  * names of the same settings as `run` (env vars, flags win). Prints; changes nothing.
  */
 import { Command } from 'commander';
-import { type Config, loadConfig, optionHelp } from '../config/config';
+import { loadConfig, optionHelp, TOPIC_KEYS } from '../config/config';
 import { type AclGrant, type AclOperation, aclsFor, ROLES, type Role } from '../kafka/acls';
 import { reportToolError, UsageError } from './toolErrors';
 
 /** The settings that name what the grants are on. */
-const NAME_KEYS = [
-  'inputTopic',
-  'verdictTopic',
-  'spillTopic',
-  'auditTopic',
-  'dlqTopic',
-  'changelogTopic',
-  'groupId',
-  'clientId',
-] as const satisfies readonly (keyof Config)[];
+const NAME_KEYS = [...TOPIC_KEYS, 'groupId', 'clientId'] as const;
 
 const OPERATION_NAMES: Record<AclOperation, string> = {
   READ: 'Read',

@@ -6,7 +6,7 @@
  * README's ACL table and test/integration/security.test.ts (which runs the processor and an
  * orchestrator under exactly these grants) both come from here.
  */
-import type { Config } from '../config/config';
+import type { Config, TOPIC_KEYS } from '../config/config';
 
 export const ROLES = ['processor', 'orchestrator', 'spill-service', 'operator'] as const;
 export type Role = (typeof ROLES)[number];
@@ -25,17 +25,7 @@ export interface AclGrant {
   why: string;
 }
 
-type Names = Pick<
-  Config,
-  | 'groupId'
-  | 'clientId'
-  | 'inputTopic'
-  | 'verdictTopic'
-  | 'spillTopic'
-  | 'auditTopic'
-  | 'dlqTopic'
-  | 'changelogTopic'
->;
+type Names = Pick<Config, (typeof TOPIC_KEYS)[number] | 'groupId' | 'clientId'>;
 
 const topic = (name: string, operations: AclOperation[], why: string): AclGrant => ({
   resource: 'TOPIC',

@@ -10,6 +10,7 @@ import { decodeError } from './errors';
 import type { DecodeError } from './errors';
 import { type DuplicateKey, findDuplicateKeys, firstInvalidUtf8 } from './jsonText';
 import { eventRecordType, eventUnionType, isEventType, unwrapEvent, wrapEvent } from './schemas';
+import { NotUtf8Error } from './untrustedTypes';
 import {
   MAX_INTEGER,
   MAX_PINS,
@@ -217,6 +218,7 @@ export function decodeEventAvro(buf: Buffer, writerType?: Type): DecodeResult {
         ? eventUnionType.fromBuffer(buf)
         : eventUnionType.fromBuffer(buf, resolverFor(writerType));
   } catch (e) {
+    if (e instanceof NotUtf8Error) return failure(decodeError('NOT_UTF8', e.message));
     const what = `Avro body does not decode as a context-change event: ${(e as Error).message}`;
     return failure(decodeError('AVRO_DECODE', what));
   }

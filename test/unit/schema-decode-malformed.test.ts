@@ -274,6 +274,9 @@ describe('semantic rules of contract §3', () => {
 
   it('takes the fields in schema order, each with its first failing check: a negative seq before a bad unit', () => {
     const input = withFields('Truncated', { seq: -1, unit: 'LINES' });
-    expect(errorOf(decodeEventJson(input))).toMatchObject({ code: 'NEGATIVE_NUMBER', field: 'seq' });
+    expect(errorOf(decodeEventJson(input))).toMatchObject({
+      code: 'NEGATIVE_NUMBER',
+      field: 'seq',
+    });
   });
 });

@@ -14,6 +14,7 @@ import { tailCommand } from './tail';
 import { inspectCommand } from './inspect';
 import { acknowledgeCommand } from './acknowledge';
 import { keysCommand } from './keys';
+import { aclsCommand } from './acls';
 import { parseSimulateOptions } from './simulateOptions';
 
 export function buildProgram(): Command {
@@ -146,6 +147,7 @@ export function buildProgram(): Command {
   // On-call commands (prometheus/RUNBOOK.md), each in its own file.
   program.addCommand(tailCommand()).addCommand(inspectCommand()).addCommand(acknowledgeCommand());
   program.addCommand(keysCommand());
+  program.addCommand(aclsCommand());
   return program;
 }
 

@@ -1,5 +1,5 @@
 /** `compaction-guard run`: the stream processor, with embedded local services when no brokers are set. */
-import { type Config, loadConfig, requireRegistry } from '../config/config';
+import { type Config, loadConfig, requireRegistry, requireSafeHttp } from '../config/config';
 import { createLogger, redactConfig } from '../config/redact';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import { Processor } from '../kafka/processor';
@@ -49,6 +49,7 @@ export async function startProcessor(
   log = createLogger(config.logLevel, undefined, config.logFormat),
   options: StartOptions = {},
 ): Promise<Running> {
+  requireSafeHttp(config);
   log.info({ config: redactConfig(config) }, 'configuration');
   const embedded = config.brokers.length === 0;
   // Secure by default (contract §4b): a cluster without a ring is refused before anything starts.
@@ -112,6 +113,9 @@ export async function startProcessor(
       port: config.httpPort,
       sessionsEnabled: config.httpSessions,
       sessionsToken: config.httpSessionsToken,
+      requestTimeoutMs: config.httpRequestTimeoutMs,
+      maxConnections: config.httpMaxConnections,
+      maxRequestBytes: config.httpMaxRequestBytes,
     },
     {
       registry,

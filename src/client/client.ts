@@ -17,7 +17,7 @@ import type {
 import { decodeEventJson } from '../schema/decodeEvent';
 import type { Verdict } from '../engine/outputs';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
-import { ensureTopics } from '../kafka/topics';
+import { clientInputPartitions } from '../kafka/topics';
 import { RegistryCodec } from '../registry/codec';
 import { connectionOf } from './connection';
 import { isSignable, type SignableEvent } from '../engine/authority';
@@ -141,7 +141,7 @@ export class GuardClient {
     try {
       // The processor creates the same topics the same way when it starts (whichever comes first).
       // The input's partition count pins every event to its partition (src/kafka/checkedSend.ts).
-      ({ inputPartitions } = await ensureTopics(admin, config));
+      inputPartitions = await clientInputPartitions(admin, config);
     } finally {
       await admin.disconnect();
     }

@@ -3,7 +3,7 @@
  * caller's overrides; SASL/TLS and registry auth included), and, when no brokers are given, the
  * embedded services of a running `npm start` (its state file, src/services/embedded.ts).
  */
-import { type Config, ConfigError, loadConfig } from '../config/config';
+import { type Config, ConfigError, loadConfig, refuseUnsafeConfig } from '../config/config';
 import {
   type EmbeddedState,
   embeddedStatePath,
@@ -51,5 +51,6 @@ export function connectionOf(
       'SCHEMA_REGISTRY_URL (--registry-url): required with KAFKA_BROKERS (verdicts are Avro through the registry)',
     );
   }
+  refuseUnsafeConfig(config);
   return { config, embedded };
 }

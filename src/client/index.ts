@@ -28,8 +28,8 @@ export type {
   TurnInput,
   TurnPosition,
 } from './session';
-export { FileSpillStore } from './spill';
-export type { SpillStore, SpillWrite } from './spill';
+export { DEFAULT_MAX_SPILL_READ_BYTES, FileSpillStore } from './spill';
+export type { FileSpillStoreOptions, SpillStore, SpillWrite } from './spill';
 export {
   GuardClosedError,
   GuardSendError,

@@ -7,12 +7,14 @@
 import { readFileSync } from 'node:fs';
 import {
   ConfigError,
+  hasUrlCredentials,
   INPUT_FORMATS,
   SASL_MECHANISMS,
   SERVICE_SETTINGS,
   SETTINGS,
   TOOL_SETTINGS,
   type Setting,
+  urlCredentialsRefused,
 } from './settings';
 
 export { ConfigError } from './settings';
@@ -206,6 +208,65 @@ function validateSecurity(c: Config, raw: Source): void {
       `${flagName('registryCa')} is set but ${flagName('registryUrl')} is not https: ${c.registryUrl}`,
     );
   }
+  refusePlaintextAuth(c);
+}
+
+/**
+ * Passwords that would cross the network in clear are refused unless CG_ALLOW_PLAINTEXT_AUTH
+ * says so: SASL PLAIN without TLS, and registry basic auth over http://. (SCRAM never sends the
+ * password itself, so it is allowed without TLS.)
+ */
+function refusePlaintextAuth(c: Config): void {
+  if (c.allowPlaintextAuth) return;
+  const allow = `or set ${flagName('allowPlaintextAuth')}=true to accept that`;
+  if (c.kafkaSaslMechanism === 'plain' && !c.kafkaSsl)
+    throw new ConfigError(
+      `${flagName('kafkaSaslMechanism')}=plain without TLS sends the Kafka password in clear: ` +
+        `set ${ENV_NAMES.kafkaSsl}=true (or ${ENV_NAMES.kafkaSslCa}), use scram-sha-512, ${allow}`,
+    );
+  if (c.registryUsername !== null && c.registryUrl?.startsWith('http://') === true)
+    throw new ConfigError(
+      `registry basic auth (${ENV_NAMES.registryUsername}) over http:// sends the registry password in clear: ` +
+        `use an https:// ${ENV_NAMES.registryUrl}, ${allow}`,
+    );
+}
+
+/**
+ * The checks of loadConfig that a Config assembled in code (the client's overrides) must pass
+ * too: no credentials in the registry URL, no password in clear.
+ */
+export function refuseUnsafeConfig(c: Config): void {
+  if (c.registryUrl !== null && hasUrlCredentials(c.registryUrl))
+    throw urlCredentialsRefused(flagName('registryUrl'));
+  refusePlaintextAuth(c);
+}
+
+/** 127.0.0.0/8, ::1 and `localhost`: only this machine can connect. Anything else is not. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
+  return (
+    h === 'localhost' ||
+    h === '::1' ||
+    h === '0:0:0:0:0:0:0:1' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) ||
+    /^::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h)
+  );
+}
+
+/**
+ * `run` only (the on-call commands read CG_HTTP_HOST as where the processor is): serving
+ * /sessions/{id} beyond this machine without a token hands every session's state to anyone who
+ * can reach the port.
+ */
+export function requireSafeHttp(c: Config): void {
+  if (c.httpSessions && c.httpSessionsToken === null && !isLoopbackHost(c.httpHost))
+    throw new ConfigError(
+      `${flagName('httpHost')}=${c.httpHost} is not a loopback address and /sessions is served without a token: ` +
+        `set ${ENV_NAMES.httpSessionsToken} (or _FILE), or ${ENV_NAMES.httpSessions}=false, or bind ${ENV_NAMES.httpHost}=127.0.0.1`,
+    );
 }
 
 /**
@@ -222,7 +283,7 @@ export function requireRegistry(c: Config): void {
   }
   if (c.registryUrl !== null && c.brokers.length === 0) {
     throw new ConfigError(
-      // The URL is not echoed: it may carry credentials (https://user:password@host).
+      // The URL is not echoed (credentials in it are refused when it is parsed, but a path may be private).
       `${flagName('registryUrl')} is set but ${flagName('brokers')} is not: set KAFKA_BROKERS to the cluster that registry serves, or leave both unset for the embedded local services`,
     );
   }

@@ -121,6 +121,7 @@ export async function readTopics(
   done: (records: Consumed[]) => boolean,
   timeoutMs = 60_000,
   client: Kafka = kafka,
+  groupPrefix = 'reader',
 ): Promise<Consumed[]> {
   const records: Consumed[] = [];
   await readMessages(
@@ -131,6 +132,7 @@ export async function readTopics(
     },
     timeoutMs,
     client,
+    groupPrefix,
   );
   return records;
 }
@@ -141,8 +143,12 @@ export async function readMessages(
   take: (m: { topic: string; partition: number; message: KafkaMessage }) => boolean,
   timeoutMs = 60_000,
   client: Kafka = kafka,
+  groupPrefix = 'reader',
 ): Promise<void> {
-  const consumer = client.consumer({ groupId: `reader-${randomUUID()}`, readUncommitted: false });
+  const consumer = client.consumer({
+    groupId: `${groupPrefix}-${randomUUID()}`,
+    readUncommitted: false,
+  });
   await consumer.connect();
   try {
     for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });

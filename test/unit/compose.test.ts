@@ -1,9 +1,16 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { parse } from 'yaml';
 import { buildProgram } from '../../src/cli/main';
-import { ENV_NAMES, loadConfig } from '../../src/config/config';
+import {
+  ConfigError,
+  ENV_NAMES,
+  SECRET_KEYS,
+  loadConfig,
+  requireSafeHttp,
+} from '../../src/config/config';
 import { requireAuthority } from '../../src/authority/keyRingInForce';
 import { DEFAULT_KAFKA_VERSION, DEFAULT_REGISTRY_VERSION } from '../../src/services/maven';
 
@@ -17,6 +24,7 @@ interface Service {
   command?: string[];
   restart?: string;
   environment?: Record<string, string | number>;
+  entrypoint?: string[];
   ports?: string[];
   healthcheck?: { test: string[] };
 }
@@ -28,7 +36,7 @@ describe('docker-compose.yml', () => {
 
   it('parses and declares Kafka, a registry, the processor, the simulator, Prometheus and Grafana', () => {
     expect(Object.keys(compose.services).sort()).toEqual(
-      ['grafana', 'kafka', 'processor', 'prometheus', 'registry', 'simulator'].sort(),
+      ['grafana', 'init', 'kafka', 'processor', 'prometheus', 'registry', 'simulator'].sort(),
     );
   });
 
@@ -80,6 +88,7 @@ describe('docker-compose.yml', () => {
       expect([name, s.restart !== undefined]).toEqual([name, true]);
     for (const name of ['kafka', 'registry', 'processor', 'prometheus', 'grafana'])
       expect([name, services[name]!.restart]).toEqual([name, 'unless-stopped']);
+    expect(services.init!.restart).toBe('no');
   });
 
   it('the simulator starts only once the processor is ready (it created the input topic)', () => {
@@ -98,7 +107,7 @@ describe('docker-compose.yml', () => {
     expect(String(env.KAFKA_LISTENER_SECURITY_PROTOCOL_MAP).split(',')).toContain(
       `${name}:PLAINTEXT`,
     );
-    expect(kafka!.ports).toContain(`${port}:${port}`);
+    expect(kafka!.ports).toContain(`127.0.0.1:${port}:${port}`);
     // The containers keep using the in-network listener.
     expect(advertised).toContain('PLAINTEXT://kafka:9092');
     expect(processor!.environment!.KAFKA_BROKERS).toBe('kafka:9092');
@@ -116,7 +125,10 @@ describe('docker-compose.yml', () => {
 
   it("the processor's and simulator's commands and environment are valid for the current CLI", () => {
     const program = buildProgram();
-    const known = new Set<string>(Object.values(ENV_NAMES));
+    const known = new Set<string>([
+      ...Object.values(ENV_NAMES),
+      ...SECRET_KEYS.map((k) => `${ENV_NAMES[k]}_FILE`),
+    ]);
     for (const name of ['processor', 'simulator']) {
       const s = services[name]!;
       const [command, ...args] = s.command!;
@@ -127,6 +139,78 @@ describe('docker-compose.yml', () => {
         expect([name, a, flags.has(a)]).toEqual([name, a, true]);
       for (const key of Object.keys(s.environment ?? {}))
         expect([name, key, known.has(key)]).toEqual([name, key, true]);
+    }
+  });
+
+  it('publishes every port on 127.0.0.1 only', () => {
+    const published = Object.entries(services).flatMap(([name, s]) =>
+      (s.ports ?? []).map((p) => [name, p] as const),
+    );
+    expect(published.map(([name]) => name).sort()).toEqual(
+      ['grafana', 'kafka', 'processor', 'prometheus', 'registry'].sort(),
+    );
+    for (const [name, p] of published)
+      expect([name, p]).toEqual([name, expect.stringMatching(/^127\.0\.0\.1:\d+:\d+$/)]);
+  });
+
+  it("gives Grafana's anonymous visitors the Viewer role", () => {
+    const env = services.grafana!.environment!;
+    expect(env.GF_AUTH_ANONYMOUS_ENABLED).toBe('true');
+    expect(env.GF_AUTH_ANONYMOUS_ORG_ROLE).toBe('Viewer');
+  });
+
+  /** The Dockerfile's `ENV NAME=value` lines. */
+  const dockerEnv = (): Record<string, string> =>
+    Object.fromEntries(
+      [...readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8').matchAll(/^ENV (\w+)=(.*)$/gm)].map(
+        (m) => [m[1]!, m[2]!],
+      ),
+    );
+
+  it('the image binds all interfaces with /sessions off: it starts (no token needed), and would be refused with /sessions on', () => {
+    const env = dockerEnv();
+    expect(env).toMatchObject({ CG_HTTP_HOST: '0.0.0.0', CG_HTTP_SESSIONS: 'false' });
+    expect(() => requireSafeHttp(loadConfig(env))).not.toThrow();
+    expect(() => requireSafeHttp(loadConfig({ ...env, CG_HTTP_SESSIONS: 'true' }))).toThrow(
+      ConfigError,
+    );
+  });
+
+  it("the init service makes the sessions token (0600, kept on a rerun), and the processor's environment starts with it", () => {
+    const init = services.init!;
+    expect(init.volumes).toEqual(['keys:/keys']);
+    expect(processor!.volumes).toEqual(['keys:/keys:ro']);
+    expect(processor!.depends_on).toMatchObject({
+      init: { condition: 'service_completed_successfully' },
+    });
+    // The init command, run for real by sh with the volume at a temporary directory.
+    const keys = mkdtempSync(path.join(tmpdir(), 'cg-compose-keys-'));
+    try {
+      const script = init.command![0]!.replaceAll('/keys/', `${keys}/`);
+      expect(init.entrypoint).toEqual(['sh', '-c']);
+      const run = () => spawnSync('sh', ['-c', script], { encoding: 'utf8' });
+      expect(run().status).toBe(0);
+      const token = readFileSync(path.join(keys, 'sessions-token'), 'utf8');
+      expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(statSync(path.join(keys, 'sessions-token')).mode & 0o777).toBe(0o600);
+      expect(run().status).toBe(0);
+      expect(readFileSync(path.join(keys, 'sessions-token'), 'utf8')).toBe(token);
+
+      const env = Object.fromEntries(
+        Object.entries({ ...dockerEnv(), ...processor!.environment! }).map(([k, v]) => [
+          k,
+          String(v).replace(/^\/keys\//, `${keys}/`),
+        ]),
+      );
+      const config = loadConfig(env);
+      expect(config).toMatchObject({
+        httpHost: '0.0.0.0',
+        httpSessions: true,
+        httpSessionsToken: token,
+      });
+      expect(() => requireSafeHttp(config)).not.toThrow();
+    } finally {
+      rmSync(keys, { recursive: true, force: true });
     }
   });
 });

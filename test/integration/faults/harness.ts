@@ -123,6 +123,8 @@ export async function spawnProcessor(
     [ENV_NAMES.transactionTimeoutMs]: String(c.transactionTimeoutMs),
     [ENV_NAMES.httpHost]: httpHost,
     [ENV_NAMES.httpPort]: String(httpPort),
+    // A node's own address is not a loopback one: /sessions (unused here) would need a token.
+    ...(place ? { [ENV_NAMES.httpSessions]: 'false' } : {}),
     [ENV_NAMES.logLevel]: 'warn',
     ...configEnv(c, ['allowUnsigned', 'trustedKeysFile']),
     ...extraEnv,

@@ -10,9 +10,14 @@ import {
   SECRET_KEYS,
   loadConfig,
   requireSafeHttp,
+  toolSettings,
 } from '../../src/config/config';
 import { requireAuthority } from '../../src/authority/keyRingInForce';
 import { DEFAULT_KAFKA_VERSION, DEFAULT_REGISTRY_VERSION } from '../../src/services/maven';
+import { requireAuthority } from '../../src/authority/keyRingInForce';
+import { TOOL_SETTINGS } from '../../src/config/settings';
+import { loadKeyRing } from '../../src/authority/ring';
+import { loadSigningKey } from '../../src/authority/signing';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -127,6 +132,7 @@ describe('docker-compose.yml', () => {
     const program = buildProgram();
     const known = new Set<string>([
       ...Object.values(ENV_NAMES),
+      ...Object.values(TOOL_SETTINGS).map((t) => t.env),
       ...SECRET_KEYS.map((k) => `${ENV_NAMES[k]}_FILE`),
     ]);
     for (const name of ['processor', 'simulator']) {
@@ -176,7 +182,7 @@ describe('docker-compose.yml', () => {
     );
   });
 
-  it("the init service makes the sessions token (0600, kept on a rerun), and the processor's environment starts with it", () => {
+  it("the init service makes the sessions token and the key ring (0600, kept on a rerun); the processor's environment starts with them, the simulator signs with a SPILL key of the ring", () => {
     const init = services.init!;
     expect(init.volumes).toEqual(['keys:/keys']);
     expect(processor!.volumes).toEqual(['keys:/keys:ro']);
@@ -186,29 +192,46 @@ describe('docker-compose.yml', () => {
     // The init command, run for real by sh with the volume at a temporary directory.
     const keys = mkdtempSync(path.join(tmpdir(), 'cg-compose-keys-'));
     try {
-      const script = init.command![0]!.replaceAll('/keys/', `${keys}/`);
+      const script = init.command![0]!.replace(/\/keys\b/g, keys);
       expect(init.entrypoint).toEqual(['sh', '-c']);
-      const run = () => spawnSync('sh', ['-c', script], { encoding: 'utf8' });
+      // As in the image: the working directory is the app's (bin/compaction-guard.js).
+      const run = () => spawnSync('sh', ['-c', script], { cwd: ROOT, encoding: 'utf8' });
       expect(run().status).toBe(0);
       const token = readFileSync(path.join(keys, 'sessions-token'), 'utf8');
       expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      expect(statSync(path.join(keys, 'sessions-token')).mode & 0o777).toBe(0o600);
-      expect(run().status).toBe(0);
+      for (const f of ['sessions-token', 'ring.json', 'simulator.key', 'operator.key'])
+        expect([f, statSync(path.join(keys, f)).mode & 0o777]).toEqual([f, 0o600]);
+      const ring = readFileSync(path.join(keys, 'ring.json'), 'utf8');
+      const second = run();
+      expect([second.status, second.stdout]).toEqual([0, '']);
       expect(readFileSync(path.join(keys, 'sessions-token'), 'utf8')).toBe(token);
+      expect(readFileSync(path.join(keys, 'ring.json'), 'utf8')).toBe(ring);
 
-      const env = Object.fromEntries(
-        Object.entries({ ...dockerEnv(), ...processor!.environment! }).map(([k, v]) => [
-          k,
-          String(v).replace(/^\/keys\//, `${keys}/`),
-        ]),
-      );
-      const config = loadConfig(env);
+      const envOf = (s: Service) =>
+        Object.fromEntries(
+          Object.entries({ ...dockerEnv(), ...s.environment! }).map(([k, v]) => [
+            k,
+            String(v).replace(/^\/keys\//, `${keys}/`),
+          ]),
+        );
+      const config = loadConfig(envOf(processor!));
       expect(config).toMatchObject({
         httpHost: '0.0.0.0',
         httpSessions: true,
         httpSessionsToken: token,
+        trustedKeysFile: path.join(keys, 'ring.json'),
+        allowUnsigned: false,
       });
       expect(() => requireSafeHttp(config)).not.toThrow();
+      expect(() => requireAuthority(config)).not.toThrow();
+      const trusted = loadKeyRing(config.trustedKeysFile!);
+      expect([...trusted.values()].map((k) => [k.name, k.roles])).toEqual([
+        ['simulator', ['SPILL']],
+        ['operator', ['ACKNOWLEDGE']],
+      ]);
+      expect(simulator!.volumes).toEqual(['keys:/keys:ro']);
+      const signing = loadSigningKey(toolSettings(envOf(simulator!)).signingKeyFile!);
+      expect(trusted.get(signing.keyId)?.roles).toEqual(['SPILL']);
     } finally {
       rmSync(keys, { recursive: true, force: true });
     }

@@ -131,6 +131,8 @@ export function benchConfig(env: Env, overrides: Partial<Config> = {}): Config {
     httpHost: '127.0.0.1',
     httpPort: 0,
     sessionTimeoutMs: 10_000,
+    // The simulated fleet signs nothing (contract §4b): explicit, as `run` requires.
+    allowUnsigned: true,
     ...overrides,
   };
 }

@@ -12,7 +12,10 @@ import type { LossAcknowledged, Unit } from '../engine/events';
 import { UNIT_SYMBOLS } from '../engine/events';
 import { type IntervalSet, fromSpans, intersect, toSpans } from '../engine/intervals';
 import type { AuditRecord } from '../engine/outputs';
-import { loadConfig } from '../config/config';
+import { loadConfig, toolOptionHelp } from '../config/config';
+import { expiryFrom, signed } from '../authority/signing';
+import { type ConfiguredKey, configuredSigningKey } from '../authority/signingKeySource';
+import type { EmbeddedState } from '../services/embedded';
 import { kafkaClient } from '../kafka/client';
 import { RegistryCodec } from '../registry/codec';
 import { OutputDecoder } from '../registry/outputDecoder';
@@ -27,7 +30,8 @@ export interface AcknowledgeArgs {
   unit: Unit;
   start: number;
   end: number;
-  by: string;
+  /** Who acknowledges; null: the signing key's name. */
+  by: string | null;
   reason: string;
 }
 
@@ -38,7 +42,7 @@ export function parseAcknowledgeArgs(
   const text = (flag: string, v: unknown) => {
     if (typeof v !== 'string' || v.trim() === '')
       throw new UsageError(
-        `--${flag}: required (free text${flag === 'by' ? ': who acknowledges' : flag === 'reason' ? ': why the loss is acceptable' : ''}); nothing was sent`,
+        `--${flag}: ${flag === 'by' ? "empty (free text: who acknowledges; leave it out for the key's name)" : `required (free text${flag === 'reason' ? ': why the loss is acceptable' : ''})`}; nothing was sent`,
       );
     return v;
   };
@@ -67,7 +71,7 @@ export function parseAcknowledgeArgs(
     unit: unit as Unit,
     start,
     end,
-    by: text('by', o.by),
+    by: o.by === undefined ? null : text('by', o.by),
     reason: text('reason', o.reason),
   };
 }
@@ -82,7 +86,7 @@ export function acknowledgementPlan(a: AcknowledgeArgs, v: SessionView): string[
   const lines: string[] = [];
   const head = v.knownHead;
   lines.push(
-    `LossAcknowledged for session ${a.session}: ${formatRange({ unit: a.unit, start: a.start, end: a.end })}, by ${a.by}: ${a.reason}`,
+    `LossAcknowledged for session ${a.session}: ${formatRange({ unit: a.unit, start: a.start, end: a.end })}, by ${a.by ?? "the signing key's name"}: ${a.reason}`,
   );
   if (v.policy === null) {
     lines.push(
@@ -140,36 +144,60 @@ export interface AcknowledgeOptions {
   format: 'avro' | 'json';
 }
 
+/** The key that signs, or a UsageError before anything is sent (contract §4b: unsigned is refused). */
+function signingKeyFor(
+  flags: Record<string, string | undefined>,
+  embedded: EmbeddedState | null,
+): ConfiguredKey {
+  const configured = configuredSigningKey(process.env, flags, embedded);
+  if (configured === null)
+    throw new UsageError(
+      "no signing key: give --key FILE or CG_SIGNING_KEY_FILE (a key with role ACKNOWLEDGE in the processor's ring; " +
+        '`compaction-guard keys new` makes one); an unsigned acknowledgement is refused by a processor with a ring; nothing was sent',
+    );
+  return configured;
+}
+
 export async function acknowledge(
-  a: AcknowledgeArgs,
+  args: AcknowledgeArgs,
   flags: Record<string, string | undefined>,
   o: AcknowledgeOptions,
 ): Promise<void> {
-  const view = await fetchSessionView(
-    processorUrl(flags),
-    a.session,
-    loadConfig(process.env, flags).httpSessionsToken,
+  // Settings and key before anything is asked or sent: a missing key is one line, exit 2.
+  const { config, embedded } = kafkaConnection('acknowledge', flags);
+  const { key, file: keyFile, development } = signingKeyFor(flags, embedded);
+  const a = { ...args, by: args.by ?? key.name };
+  const url = processorUrl(flags);
+  const token = loadConfig(process.env, flags).httpSessionsToken;
+  const plan = acknowledgementPlan(a, await fetchSessionView(url, a.session, token));
+  plan.push(
+    `  signed by key ${key.keyId} (${key.name}${development ? ", npm start's development key" : ''}, ${keyFile})`,
   );
-  const plan = acknowledgementPlan(a, view);
   process.stderr.write(plan.join('\n') + '\n');
   if (!o.yes && !(await confirm('Send it? [y/N] ')))
     throw new UsageError('not confirmed; nothing was sent');
-  const { config } = kafkaConnection('acknowledge', flags);
+  // Read again after the prompt: the session may have moved on while the operator read the plan.
+  const { lastEventAt } = await fetchSessionView(url, a.session, token);
   const log = toolLogger(flags);
   const kafka = kafkaClient(config.brokers, `${config.clientId}-acknowledge`, log, config);
   const codec = RegistryCodec.fromConfig(config);
-  const event: LossAcknowledged = {
-    type: 'LossAcknowledged',
-    sessionId: a.session,
-    seq: null,
-    eventId: randomUUID(),
-    occurredAt: Date.now(),
-    unit: a.unit,
-    range: { start: a.start, end: a.end },
-    by: a.by,
-    reason: a.reason,
-    signature: null,
-  };
+  const now = Date.now();
+  const event: LossAcknowledged = signed(
+    {
+      type: 'LossAcknowledged',
+      sessionId: a.session,
+      seq: null,
+      eventId: randomUUID(),
+      occurredAt: now,
+      unit: a.unit,
+      range: { start: a.start, end: a.end },
+      by: a.by,
+      reason: a.reason,
+      signature: null,
+    },
+    key,
+    expiryFrom(now, lastEventAt),
+  );
   const decoder = new OutputDecoder(codec.registry);
   let answer: (r: AuditRecord) => void = () => undefined;
   const answered = new Promise<AuditRecord>((resolve) => (answer = resolve));
@@ -224,6 +252,10 @@ export async function acknowledge(
       return;
     }
     process.stdout.write(formatLine({ record: 'audit', value: record }) + '\n');
+    if (record.code === 'UNAUTHORIZED_EVENT')
+      process.stderr.write(
+        `compaction-guard acknowledge: not applied: is key ${key.keyId} (${key.name}) in the processor's ring (CG_TRUSTED_KEYS_FILE) with role ACKNOWLEDGE, and this machine's clock right?\n`,
+      );
     if (record.code !== 'LOSS_ACKNOWLEDGED') process.exitCode = 1;
   } finally {
     clearTimeout(timer);
@@ -240,7 +272,10 @@ export function acknowledgeCommand(): Command {
     .option('--session <id>', 'the sessionId (required)')
     .option('--unit <unit>', `the session's floor unit: ${UNIT_SYMBOLS.join(', ')} (required)`)
     .option('--range <start-end>', 'the positions to write off, END exclusive, e.g. 0-8 (required)')
-    .option('--by <who>', 'who acknowledges (required, recorded in the event)')
+    .option(
+      '--by <who>',
+      "who acknowledges, recorded in the event (default: the signing key's name)",
+    )
     .option('--reason <text>', 'why the loss is acceptable (required, recorded in the event)')
     .option('--yes', 'do not ask for confirmation')
     .option('--timeout <seconds>', "how long to wait for the processor's advisory", '30')
@@ -252,11 +287,13 @@ export function acknowledgeCommand(): Command {
     .option(
       '--url <url>',
       "the processor's HTTP base URL (default: CG_HTTP_HOST/CG_HTTP_PORT, or a running `npm start`)",
-    );
+    )
+    .option(toolOptionHelp('signingKeyFile').flags, toolOptionHelp('signingKeyFile').description);
   addConnectionOptions(cmd);
   cmd.addHelpText(
     'after',
-    '\nExit status: 0 acknowledged (advisory shown); 1 sent but not confirmed in time, or answered otherwise; 2 invalid input or not confirmed (nothing sent); 3 cannot connect.',
+    "\nThe event is signed (contract §4b) by the key, valid for 15 minutes from the later of this clock and the session's lastEventAt; without a key nothing is sent." +
+      '\nExit status: 0 acknowledged (advisory shown); 1 sent but not confirmed in time, or answered otherwise (UNAUTHORIZED_EVENT: the key is not trusted); 2 invalid input, no signing key, or not confirmed (nothing sent); 3 cannot connect.',
   );
   return cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
     await reportToolError('acknowledge', async () => {

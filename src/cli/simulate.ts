@@ -2,7 +2,10 @@
 import { type Kafka, type Message, Partitioners } from 'kafkajs';
 import { ConfigError, loadConfig } from '../config/config';
 import type { ContextEvent } from '../engine/events';
-import { noEmbeddedMessage, readEmbeddedState } from '../services/embedded';
+import { type EmbeddedState, noEmbeddedMessage, readEmbeddedState } from '../services/embedded';
+import { isSignable } from '../engine/authority';
+import { type SigningKey, expiryFrom, signed } from '../authority/signing';
+import { configuredSigningKey } from '../authority/signingKeySource';
 import { createLogger } from '../config/redact';
 import { checkedSend } from '../kafka/checkedSend';
 import { kafkaClient } from '../kafka/client';
@@ -28,6 +31,14 @@ export interface SimulateOptions {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A simulated orchestrator's spill answers signed as a real one's are (contract §4b): valid for
+ * the default validity from the event's own time, the latest its session has seen.
+ */
+export function signedBy(key: SigningKey | null, e: ContextEvent): ContextEvent {
+  return key !== null && isSignable(e) ? signed(e, key, expiryFrom(e.occurredAt)) : e;
+}
 
 /**
  * The model's clock moves 1 ms per event whatever the rate, so its stamps drift from the time
@@ -62,9 +73,10 @@ export async function simulate(
 ): Promise<number> {
   let config = loadConfig(process.env, flags);
   const log = createLogger(config.logLevel, undefined, config.logFormat);
+  let embedded: EmbeddedState | null = null;
   if (config.brokers.length === 0) {
     // No brokers given: those of a running `npm start` (src/services/embedded.ts).
-    const embedded = readEmbeddedState();
+    embedded = readEmbeddedState();
     if (embedded === null) throw new ConfigError(noEmbeddedMessage('simulate'));
     config = {
       ...config,
@@ -72,6 +84,12 @@ export async function simulate(
       registryUrl: config.registryUrl ?? embedded.registryUrl,
     };
   }
+  const signWith = configuredSigningKey(process.env, flags, embedded)?.key ?? null;
+  if (signWith === null)
+    log.warn(
+      'no signing key (--key, CG_SIGNING_KEY_FILE): the simulated SpillCompleted and SpillFailed go unsigned, ' +
+        'and a processor with a trusted key ring answers them UNAUTHORIZED_EVENT',
+    );
   const kafka = kafkaClient(config.brokers, `${config.clientId}-simulator`, log, config);
   if (o.format === 'avro' && config.registryUrl === null)
     throw new ConfigError('simulate --format avro needs SCHEMA_REGISTRY_URL (--registry-url)');
@@ -115,7 +133,7 @@ export async function simulate(
       while (messages.length < chunk) {
         const r = fleet.next();
         if (r.done) break;
-        const event = o.replay ? r.value : stampNow(r.value);
+        const event = signedBy(signWith, o.replay ? r.value : stampNow(r.value));
         messages.push({
           key: event.sessionId,
           value: codec ? codec.encodeEvent(event) : JSON.stringify(event),

@@ -17,9 +17,12 @@ import type {
 import { decodeEventJson } from '../schema/decodeEvent';
 import type { Verdict } from '../engine/outputs';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
-import { ensureTopics } from '../kafka/topics';
+import { clientInputPartitions } from '../kafka/topics';
 import { RegistryCodec } from '../registry/codec';
-import { resolveConnection } from './connection';
+import { connectionOf } from './connection';
+import { isSignable, type SignableEvent } from '../engine/authority';
+import { type SigningKey, expiryFrom, signed } from '../authority/signing';
+import { configuredSigningKey } from '../authority/signingKeySource';
 import { GuardClosedError, GuardUsageError } from './errors';
 import { OrderedSender } from './sender';
 import { GuardedSession, type SessionOptions, type SessionSnapshot } from './session';
@@ -32,6 +35,13 @@ type Body<E> = Omit<E, 'seq' | 'eventId' | 'occurredAt' | 'signature'> & {
 };
 /** What an out-of-band sender gives: the event without seq, eventId and occurredAt. */
 export type OutOfBandEvent = Body<SpillCompleted> | Body<SpillFailed> | Body<LossAcknowledged>;
+
+export interface OutOfBandOptions {
+  /** Sign with this key instead of the client's (a spill service's own); null: unsigned. */
+  signingKey?: SigningKey | null;
+  /** The session's lastEventAt, when known (e.g. a spill request's requestedAt). */
+  lastEventAt?: number | null;
+}
 const OUT_OF_BAND: readonly string[] = ['SpillCompleted', 'SpillFailed', 'LossAcknowledged'];
 
 export interface GuardClientOptions {
@@ -45,6 +55,13 @@ export interface GuardClientOptions {
   verdictTimeoutMs?: number;
   /** Default pino logger at warn. */
   logger?: Logger;
+  /**
+   * Signs every SpillCompleted, SpillFailed and LossAcknowledged this client sends, in band and
+   * out of band (contract §4b: a processor with a trusted key ring applies no other). Default:
+   * the key in CG_SIGNING_KEY_FILE, else, against a running `npm start`, its development key,
+   * else none (the three go unsigned). `null`: never sign.
+   */
+  signingKey?: SigningKey | null;
 }
 
 export const DEFAULT_VERDICT_TIMEOUT_MS = 30_000;
@@ -61,6 +78,7 @@ export class GuardClient {
   private codec: RegistryCodec | null = null;
   private sender: OrderedSender | null = null;
   private listener: VerdictListener | null = null;
+  private key: SigningKey | null = null;
 
   constructor(options: GuardClientOptions = {}) {
     this.options = options;
@@ -80,8 +98,18 @@ export class GuardClient {
     if (this.state !== 'new')
       throw new GuardClosedError(`GuardClient.connect: the client is ${this.state}`);
     this.state = 'connecting';
-    const config = resolveConnection(this.options.env ?? process.env, this.options.config);
+    const env = this.options.env ?? process.env;
+    const { config, embedded } = connectionOf(env, this.options.config);
     this.resolved = config;
+    try {
+      this.key =
+        this.options.signingKey !== undefined
+          ? this.options.signingKey
+          : (configuredSigningKey(env, {}, embedded)?.key ?? null);
+    } catch (e) {
+      this.state = 'closed';
+      throw e;
+    }
     const kafka = kafkaClient(config.brokers, `${config.clientId}-client`, this.log, config);
     this.kafka = kafka;
     // As `run`: no broker, wrong credentials or an untrusted certificate fail within seconds,
@@ -113,7 +141,7 @@ export class GuardClient {
     try {
       // The processor creates the same topics the same way when it starts (whichever comes first).
       // The input's partition count pins every event to its partition (src/kafka/checkedSend.ts).
-      ({ inputPartitions } = await ensureTopics(admin, config));
+      inputPartitions = await clientInputPartitions(admin, config);
     } finally {
       await admin.disconnect();
     }
@@ -188,29 +216,56 @@ export class GuardClient {
     return this.sender!.send({ key: event.sessionId, value });
   }
 
+  /** The key this client signs with (null: none). */
+  get signingKey(): SigningKey | null {
+    return this.key;
+  }
+
   /**
    * An out-of-band SpillCompleted, SpillFailed or LossAcknowledged (contract §3, §4 step 0):
    * seq null, so it takes no place in the session's sequence; for operators' tools and spill
    * services. `eventId`: give the same one when repeating an answer (a redelivery is ignored).
+   * Signed (contract §4b) by `options.signingKey` (default: the client's), unless the event
+   * carries a signature already; `options.lastEventAt` (the session's, when known) is where the
+   * validity starts if it is later than this clock.
    */
-  async outOfBand(event: OutOfBandEvent, eventId: string = randomUUID()): Promise<void> {
+  async outOfBand(
+    event: OutOfBandEvent,
+    eventId: string = randomUUID(),
+    options: OutOfBandOptions = {},
+  ): Promise<void> {
     this.requireOpen('outOfBand');
     if (!OUT_OF_BAND.includes(event.type))
       throw new GuardUsageError(
         'type',
         `expected one of ${OUT_OF_BAND.join(', ')}, got ${JSON.stringify(event.type)}`,
       );
-    const full = {
+    const now = Date.now();
+    const unsigned = {
       ...event,
       seq: null,
       eventId,
-      occurredAt: Date.now(),
+      occurredAt: now,
       signature: event.signature ?? null,
-    } as ContextEvent;
+    } as SignableEvent;
+    const key = options.signingKey !== undefined ? options.signingKey : this.key;
+    const full =
+      unsigned.signature === null && key !== null
+        ? signed(unsigned, key, expiryFrom(now, options.lastEventAt ?? null))
+        : unsigned;
     const checked = decodeEventJson(full);
     if (!checked.ok)
       throw new GuardUsageError(checked.error.field ?? event.type, checked.error.message);
     await this.send(full);
+  }
+
+  /**
+   * @internal An in-band event of a session, signed by the client's key when it is one of the
+   * three (contract §4b); `lastEventAt`: the latest occurredAt the session has sent.
+   */
+  signedInBand(event: ContextEvent, lastEventAt: number | null): ContextEvent {
+    if (this.key === null || !isSignable(event)) return event;
+    return signed(event, this.key, expiryFrom(event.occurredAt, lastEventAt));
   }
 
   /** @internal */

@@ -20,6 +20,7 @@ import type { GuardClient } from './client';
 import { GuardClosedError, GuardSendError, GuardTimeoutError, GuardUsageError } from './errors';
 import type { SpillStore } from './spill';
 import { requireRange, requireSize, requireTurn, requireUnit } from './validate';
+import { type TranscriptContent, failureText, transcriptBytes } from './transcript';
 
 /** A turn's place in every unit, as sent in its TurnAppended. */
 export interface TurnPosition {
@@ -68,10 +69,14 @@ export interface TranscriptRange {
   endTurn: number;
 }
 
-/** The orchestrator's transcript: the exact bytes of a range of turns. */
+/**
+ * The orchestrator's transcript: the exact bytes of a range of turns, or one entry per turn
+ * (then the spill loop checks that every turn is there). A reader that cannot give every turn
+ * must throw: the spill then fails (SpillFailed), and is never reported as stored.
+ */
 export type TranscriptReader = (
   range: TranscriptRange,
-) => Uint8Array | string | Promise<Uint8Array | string>;
+) => TranscriptContent | Promise<TranscriptContent>;
 
 export interface RequestOptions {
   /** Wait for each verdict (ms); default the client's. */
@@ -144,6 +149,8 @@ export class GuardedSession {
   private inFlight: Promise<void>[] = [];
   /** requestIds whose verdict this session is waiting for. */
   private readonly waiting = new Set<string>();
+  /** The latest occurredAt this session sent (a signature's validity starts no earlier). */
+  private lastOccurredAt: number | null = null;
 
   /** @internal use GuardClient.session / GuardClient.resume */
   constructor(
@@ -168,6 +175,8 @@ export class GuardedSession {
       this.tokenEnds = [...snapshot.tokenEnds];
       this.messageEnds = [...snapshot.messageEnds];
       this.pending = [...snapshot.pending];
+      for (const e of this.pending)
+        this.lastOccurredAt = Math.max(this.lastOccurredAt ?? e.occurredAt, e.occurredAt);
     }
   }
 
@@ -393,22 +402,17 @@ export class GuardedSession {
     const range = { start: 0, end: this.head(unit) };
     let handle: string;
     try {
-      const content = await transcript({
-        sessionId: this.sessionId,
-        unit,
-        ...range,
-        firstTurn: 0,
-        endTurn: this.turns,
-      });
+      const turns = { firstTurn: 0, endTurn: this.turns };
+      const content = await transcript({ sessionId: this.sessionId, unit, ...range, ...turns });
       handle = await store.write({
         sessionId: this.sessionId,
         spillRequestId,
         unit,
         range,
-        content: typeof content === 'string' ? Buffer.from(content, 'utf8') : content,
+        content: transcriptBytes(content, turns),
       });
     } catch (e) {
-      await this.spillFailed({ spillRequestId, error: (e as Error).message || String(e) });
+      await this.spillFailed({ spillRequestId, error: failureText(e) });
       return;
     }
     await this.spillCompleted({ spillRequestId, handle, unit, range });
@@ -490,17 +494,21 @@ export class GuardedSession {
         );
       if (this.closed) throw new GuardClosedError(`session ${this.sessionId} is closed`);
       const body = build();
-      const event = {
-        ...body,
-        sessionId: this.sessionId,
-        seq: this.nextSeq,
-        eventId: randomUUID(),
-        occurredAt: this.now(),
-      } as ContextEvent;
+      const event = this.client.signedInBand(
+        {
+          ...body,
+          sessionId: this.sessionId,
+          seq: this.nextSeq,
+          eventId: randomUUID(),
+          occurredAt: this.now(),
+        } as ContextEvent,
+        this.lastOccurredAt,
+      );
       const checked = decodeEventJson(event);
       if (!checked.ok)
         throw new GuardUsageError(checked.error.field ?? event.type, checked.error.message);
       this.nextSeq++;
+      this.lastOccurredAt = Math.max(this.lastOccurredAt ?? event.occurredAt, event.occurredAt);
       apply?.();
       if (!isRequest) this.attempts.clear();
       this.pending.push(event);

@@ -1,7 +1,9 @@
 /**
  * examples/orchestrator.ts, examples/langchain-agent.ts and examples/ai-sdk-agent.ts run as a
  * user runs them (`npx tsx`, settings from the environment as for `compaction-guard run`) against
- * a real processor, and print the refusal, the spill's approval, the commit and their counts.
+ * a real processor with a trusted key ring (contract §4b), and print the refusal, the spill's
+ * approval, the commit and their counts: their GuardClient signs the spill answers with the key
+ * in CG_SIGNING_KEY_FILE.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -9,6 +11,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { TOPIC_KEYS, configEnv } from '../../src/config/config';
 import { start, testConfig } from './pipeline';
+import { testKeys } from './client/harness';
 import type { Running } from '../../src/cli/run';
 
 jest.setTimeout(240_000);
@@ -16,7 +19,8 @@ jest.setTimeout(240_000);
 const ROOT = path.resolve(__dirname, '../..');
 
 describe('the client examples', () => {
-  const config = testConfig();
+  const keys = testKeys();
+  const config = testConfig({ trustedKeysFile: keys.ring, allowUnsigned: false });
   let running: Running;
   let spills: string;
   beforeAll(async () => {
@@ -34,6 +38,7 @@ describe('the client examples', () => {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       CG_SPILL_DIR: spills,
+      CG_SIGNING_KEY_FILE: keys.keyFile(keys.orchestrator),
       ...configEnv(config, ['brokers', 'registryUrl', ...TOPIC_KEYS]),
     };
     // Asynchronous: the processor runs in this process and must keep running meanwhile.

@@ -344,6 +344,7 @@ type ChaosCmd =
   | { k: 'jump'; ms: number }
   | { k: 'replay'; idx: number }
   | { k: 'reopen'; span: number; coverage: Coverage }
+  | ({ k: 'healAll'; spill: boolean } & Sent)
   | { k: 'malformed'; nullTime: boolean }
   | { k: 'skip'; n: number }
   | { k: 'redeliver'; idx: number }
@@ -432,6 +433,9 @@ const CHAOS_ARBS: { [K in ChaosCmd['k']]: fc.Arbitrary<Extract<ChaosCmd, { k: K 
     span: fc.integer({ min: 0, max: 4 }),
     coverage: coverageArb,
   }),
+  healAll: fc
+    .tuple(fc.record({ k: fc.constant('healAll' as const), spill: fc.boolean() }), sentArb)
+    .map(([c, sent]) => ({ ...c, ...sent, oob: true })),
   malformed: fc.record({ k: fc.constant('malformed' as const), nullTime: fc.boolean() }),
   skip: fc.record({ k: fc.constant('skip' as const), n: fc.integer({ min: 1, max: 3 }) }),
   redeliver: fc.record({ k: fc.constant('redeliver' as const), idx: nat }),
@@ -461,6 +465,7 @@ const CHAOS_WEIGHTS: Weights = {
   jump: 0,
   replay: 0,
   reopen: 0,
+  healAll: 0,
 };
 
 /** The ways out of a refusal: spills, failures, acknowledgements, commits; few gaps. */
@@ -483,6 +488,7 @@ const HEALING_WEIGHTS: Weights = {
   jump: 0,
   replay: 0,
   reopen: 0,
+  healAll: 0,
 };
 
 /** Many requests reusing a few ids, redeliveries: the verdict store and the seq window. */
@@ -505,6 +511,7 @@ const MEMORY_WEIGHTS: Weights = {
   jump: 0,
   replay: 0,
   reopen: 0,
+  healAll: 0,
 };
 
 /** Rev 11: everything, with time jumps, replays of signed events and contested policies. */
@@ -517,6 +524,7 @@ const REV11_WEIGHTS: Weights = {
   jump: 2,
   replay: 2,
   reopen: 1,
+  healAll: 1,
 };
 
 /** Unknown (or blind) sessions healing: spills and acknowledgements, turns that raise F. */
@@ -526,6 +534,7 @@ const UNKNOWN_REV11_WEIGHTS: Weights = {
   close: 1,
   jump: 1,
   replay: 1,
+  healAll: 2,
 };
 
 function chaosCmdArb(w: Weights): fc.Arbitrary<ChaosCmd> {
@@ -628,11 +637,10 @@ export function buildStream(
       if (c.oob || isJunk) b.outOfBand();
     }
     make();
-    const e = b.events.pop() as SignableEvent;
     const validity = ctx.keyless ? 0 : c.validity;
-    const signed = ctx.ring ? authorize(e, auth, ctx.ring, c.pick, validity) : e;
-    b.events.push(signed);
-    push(signed, isJunk);
+    const ring = ctx.ring;
+    if (ring) b.mapLast((e) => authorize(e as SignableEvent, auth, ring, c.pick, validity));
+    push(b.last, isJunk);
   };
   for (const c of cmds) {
     switch (c.k) {
@@ -776,6 +784,13 @@ export function buildStream(
         send(c, () => b.acknowledge(u, lo, end));
         break;
       }
+      case 'healAll':
+        // Everything up to 2^52 − 1 spilled or acknowledged, out of band: the way out of a
+        // blind state (or of an unknown one whose F is past every position the stream names).
+        send(c, () =>
+          c.spill ? b.spilled('heal-all', unit, 0, TOP) : b.acknowledge(unit, 0, TOP),
+        );
+        break;
       case 'close':
         stamp();
         b.close();

@@ -1,19 +1,21 @@
 /**
  * Streams that fragment a session's range sets past 128 ranges (contract §4a), so coarsening
  * and its coarsened set K happen, and past 16 reported ranges (§6), so bounded lists happen:
- * many non-adjacent pinned turns (pins), many one-position truncations (T), a commit of
- * everything that is left (S), an acknowledgement of everything (A0), many one-position spills
+ * many non-adjacent pinned turns (pins), a commit of everything (S), many one-position
+ * truncations (T, and S cut apart), an acknowledgement of everything (A0), many one-position spills
  * (P, and K once the removals pile up), and rounds of refused requests whose spill leaves one
- * position out each time (X). Requests in between see the fragmented state.
+ * position out each time (X), then one wide truncation (an advisory naming more than 16 lost
+ * pinned ranges). Requests in between, some of them spanning the whole session, see the
+ * fragmented state and name more than 16 holes.
  *
- * Each phase is generated with its length and a salt; positions come from the salt, so a
- * shrunk counterexample stays a valid stream.
+ * The phases come in that order (each may be left out); each is generated with its length and a
+ * salt, positions come from the salt, so a shrunk counterexample stays a valid stream.
  */
 import fc from 'fast-check';
 import type { AuthorityRole, ContextEvent, Coverage, EngineInput, Unit } from '../../src/engine';
 import { UNITS, policyIn } from './engineHarness';
 import { SessionBuilder } from './sessionBuilder';
-import { type SignableEvent, authorize, rolesArb } from './signedEvents';
+import { authorize, rolesArb } from './signedEvents';
 import { testRing } from './testRing';
 
 export type Phase =
@@ -23,7 +25,8 @@ export type Phase =
   | { k: 'ackAll' }
   | { k: 'spills'; n: number; salt: number }
   | { k: 'xRounds'; n: number; salt: number }
-  | { k: 'request'; salt: number };
+  | { k: 'wideTrunc' }
+  | { k: 'request'; salt: number; wide: boolean };
 
 export interface FragmentingPlan {
   roles: AuthorityRole[][];
@@ -32,6 +35,20 @@ export interface FragmentingPlan {
   coverage: Coverage;
   f: number;
   phases: Phase[];
+}
+
+/**
+ * `n` distinct even positions below `2 × slots` (slots ≥ n), in an order the salt shuffles:
+ * i ↦ 2 × ((i × step + salt) mod slots) with step coprime to slots.
+ */
+function distinctEven(n: number, slots: number, salt: number): number[] {
+  let step = 7 + (salt % 5) * 2;
+  while (gcd(step, slots) !== 1) step++;
+  return Array.from({ length: n }, (_, i) => 2 * ((i * step + salt) % slots));
+}
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
 }
 
 /** A small deterministic generator of positions from a salt. */
@@ -54,11 +71,10 @@ export function buildFragmenting(plan: FragmentingPlan): EngineInput[] {
     b.next({ occurredAt: (clock += 1000) });
     if (oob) b.outOfBand();
     send();
-    let e = b.events.pop()!;
+    const e = b.last;
     if (e.type === 'SpillCompleted' || e.type === 'SpillFailed' || e.type === 'LossAcknowledged')
-      e = authorize(e as SignableEvent, 'signed', ring, n, 3_600_000);
-    b.events.push(e);
-    out.push(e);
+      b.mapLast(() => authorize(e, 'signed', ring, n, 3_600_000));
+    out.push(b.last);
   };
   const head = () => {
     const h = b.heads;
@@ -81,10 +97,8 @@ export function buildFragmenting(plan: FragmentingPlan): EngineInput[] {
       case 'truncs': {
         const next = lcg(p.salt);
         while (head() < 2 * p.n + 2) turn(false);
-        const h = head();
-        for (let i = 0; i < p.n; i++) {
-          const at = 2 * (next() % Math.floor(h / 2)) + (unit === 'TURNS' ? 0 : next() % 2);
-          const reason = (['BUDGET_ENFORCEMENT', 'MANUAL', 'SUMMARY_EVICTED'] as const)[next() % 3]!;
+        for (const at of distinctEven(p.n, Math.floor(head() / 2), p.salt)) {
+          const reason = (['BUDGET_ENFORCEMENT', 'MANUAL', 'SUMMARY_EVICTED'] as const)[next() % 5 === 0 ? 2 : next() % 2]!;
           emit(() => b.truncate(unit, at, at + 1, reason));
         }
         break;
@@ -103,10 +117,8 @@ export function buildFragmenting(plan: FragmentingPlan): EngineInput[] {
       case 'spills': {
         const next = lcg(p.salt);
         while (head() < 2 * p.n + 2) turn(false);
-        const h = head();
-        for (let i = 0; i < p.n; i++) {
-          const at = 2 * (next() % Math.floor(h / 2));
-          const u = plan.known ? unit : UNITS[next() % 3]!;
+        for (const at of distinctEven(p.n, Math.floor(head() / 2), p.salt)) {
+          const u = plan.known || next() % 5 > 0 ? unit : UNITS[next() % 3]!;
           emit(() => b.spilled(`frag-${n++}`, u, at, at + 1), true);
         }
         break;
@@ -129,9 +141,17 @@ export function buildFragmenting(plan: FragmentingPlan): EngineInput[] {
         }
         break;
       }
+      case 'wideTrunc':
+        emit(() => b.truncate(unit, 0, head()));
+        break;
       case 'request': {
-        const next = lcg(p.salt);
         const h = head();
+        if (p.wide) {
+          // Everything leaves the verbatim window: every truncated range is a hole.
+          emit(() => b.request(`q${n++}`, unit, 0, h, h));
+          break;
+        }
+        const next = lcg(p.salt);
         const t = next() % (h + 1);
         const sIn = next() % (t + 1);
         emit(() => b.request(`q${n++}`, unit, sIn, sIn + (next() % (h - sIn + 1)), t));
@@ -142,19 +162,32 @@ export function buildFragmenting(plan: FragmentingPlan): EngineInput[] {
   return out;
 }
 
-const phaseArb: fc.Arbitrary<Phase> = fc.oneof(
-  fc.record({ k: fc.constant('pins' as const), n: fc.integer({ min: 100, max: 150 }), salt: fc.nat() }),
-  fc.record({ k: fc.constant('truncs' as const), n: fc.integer({ min: 100, max: 170 }), salt: fc.nat() }),
+const requestArb = fc.record({
+  k: fc.constant('request' as const),
+  salt: fc.nat(),
+  wide: fc.boolean(),
+});
+
+/** Each phase, in the order that fragments every set, present about four times in five. */
+const SKELETON: fc.Arbitrary<Phase | null>[] = [
+  fc.record({ k: fc.constant('pins' as const), n: fc.integer({ min: 120, max: 160 }), salt: fc.nat() }),
   fc.constant({ k: 'commitAll' as const }),
+  requestArb,
+  fc.record({ k: fc.constant('truncs' as const), n: fc.integer({ min: 120, max: 170 }), salt: fc.nat() }),
+  requestArb,
   fc.constant({ k: 'ackAll' as const }),
-  fc.record({ k: fc.constant('spills' as const), n: fc.integer({ min: 100, max: 300 }), salt: fc.nat() }),
-  fc.record({ k: fc.constant('xRounds' as const), n: fc.integer({ min: 100, max: 150 }), salt: fc.nat() }),
-  fc.record({ k: fc.constant('request' as const), salt: fc.nat() }),
-);
+  requestArb,
+  fc.record({ k: fc.constant('spills' as const), n: fc.integer({ min: 260, max: 400 }), salt: fc.nat() }),
+  requestArb,
+  fc.record({ k: fc.constant('xRounds' as const), n: fc.integer({ min: 120, max: 160 }), salt: fc.nat() }),
+  requestArb,
+  fc.constant({ k: 'wideTrunc' as const }),
+  requestArb,
+].map((phase) => fc.option(phase as fc.Arbitrary<Phase>, { freq: 5, nil: null }));
 
 /**
- * A plan of 3–8 phases with requests between them. Roles always include both (every signed
- * spill and acknowledgement here is meant to be applied).
+ * A plan over the skeleton. The ring always holds a key with both roles (every signed spill and
+ * acknowledgement here is meant to be applied).
  */
 export const fragmentingPlan: fc.Arbitrary<FragmentingPlan> = fc
   .record({
@@ -163,6 +196,6 @@ export const fragmentingPlan: fc.Arbitrary<FragmentingPlan> = fc
     unit: fc.constantFrom<Unit>(...UNITS),
     coverage: fc.constantFrom<Coverage>('STRICT', 'PINNED'),
     f: fc.integer({ min: 0, max: 2 }),
-    phases: fc.array(phaseArb, { minLength: 3, maxLength: 8 }),
+    phases: fc.tuple(...SKELETON).map((ps) => ps.filter((p): p is Phase => p !== null)),
   })
   .map((p) => ({ ...p, roles: [...p.roles, ['ACKNOWLEDGE', 'SPILL'] as AuthorityRole[]] }));

@@ -50,23 +50,33 @@ export class Universe {
     return x;
   }
 
+  // Plain loops: TypedArray.map with a closure is an order of magnitude slower, and the
+  // differential test runs these over 1,000-position universes thousands of times.
   or(a: Bits, b: Bits): Bits {
-    return a.map((v, i) => v | b[i]!);
+    const x = this.empty();
+    for (let i = 0; i < x.length; i++) x[i] = a[i]! | b[i]!;
+    return x;
   }
   and(a: Bits, b: Bits): Bits {
-    return a.map((v, i) => v & b[i]!);
+    const x = this.empty();
+    for (let i = 0; i < x.length; i++) x[i] = a[i]! & b[i]!;
+    return x;
   }
   minus(a: Bits, b: Bits): Bits {
-    return a.map((v, i) => v & (1 - b[i]!));
+    const x = this.empty();
+    for (let i = 0; i < x.length; i++) x[i] = a[i]! & (1 - b[i]!);
+    return x;
   }
   isEmpty(a: Bits): boolean {
-    return !a.some((v) => v === 1);
+    for (let i = 0; i < a.length; i++) if (a[i] === 1) return false;
+    return true;
   }
   subset(a: Bits, b: Bits): boolean {
     return this.isEmpty(this.minus(a, b));
   }
   equal(a: Bits, b: Bits): boolean {
-    return a.every((v, i) => v === b[i]);
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+    return true;
   }
 
   /** The maximal runs of a set, as half-open position ranges, left to right. */

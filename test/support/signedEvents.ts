@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { signatureFor } from '../../src/authority/signing';
 import type { AuthorityRole, LossAcknowledged, SpillCompleted, SpillFailed } from '../../src/engine';
-import type { TestKey, TestRing } from './testRing';
+import type { RingKey, TestRing } from './testRing';
 
 export type SignableEvent = SpillCompleted | SpillFailed | LossAcknowledged;
 
@@ -44,15 +44,15 @@ function roleOf(e: SignableEvent): AuthorityRole {
 }
 
 /** A ring key with the event's role (any key if none has it), chosen by `pick`. */
-function keyWith(ring: TestRing, e: SignableEvent, pick: number): TestKey {
-  const fit = ring.keys.filter((k) => k.roles.includes(roleOf(e)));
+function keyWith(ring: TestRing, e: SignableEvent, pick: number): RingKey {
+  const fit = ring.keys.filter((k) => k.entry.roles.includes(roleOf(e)));
   const from = fit.length > 0 ? fit : ring.keys;
   return from[pick % from.length]!;
 }
 
 /** A ring key without the event's role, or the outsider when every key has it. */
-function keyWithout(ring: TestRing, e: SignableEvent, pick: number): TestKey {
-  const misfit = ring.keys.filter((k) => !k.roles.includes(roleOf(e)));
+function keyWithout(ring: TestRing, e: SignableEvent, pick: number): RingKey {
+  const misfit = ring.keys.filter((k) => !k.entry.roles.includes(roleOf(e)));
   return misfit.length > 0 ? misfit[pick % misfit.length]! : ring.outsider;
 }
 
@@ -86,9 +86,9 @@ export function authorize(
   validity: number,
 ): SignableEvent {
   const until = e.occurredAt + validity;
-  const sign = (key: TestKey, expiresAt: number, over: SignableEvent = e) => ({
+  const sign = (key: RingKey, expiresAt: number, over: SignableEvent = e) => ({
     ...e,
-    signature: signatureFor(over, key, expiresAt),
+    signature: signatureFor(over, key.signing, expiresAt),
   });
   switch (kind) {
     case 'signed':
@@ -100,7 +100,7 @@ export function authorize(
       if (pick % 2 === 0) return sign(key, until, { ...e, eventId: `${e.eventId}'` });
       return {
         ...e,
-        signature: { keyId: key.keyId, expiresAt: until, value: randomBytesFor(e).toString('base64') },
+        signature: { keyId: key.entry.keyId, expiresAt: until, value: randomBytesFor(e).toString('base64') },
       };
     }
     case 'wrongRole':

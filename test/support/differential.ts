@@ -92,8 +92,13 @@ function checkTexts(actual: readonly Output[], expected: readonly ModelOutput[])
     if (o.record === 'audit' && m.record === 'audit') {
       const a = o.value;
       if (m.value.failed && !a.message.includes(m.value.failed))
-        throw new Error(`UNAUTHORIZED_EVENT message does not say "${m.value.failed}": ${a.message}`);
+        throw new Error(
+          `UNAUTHORIZED_EVENT message does not say "${m.value.failed}": ${a.message}`,
+        );
       if (MESSAGE_NAMES_RANGES.has(a.code)) namesEvery(a.message, a.ranges, `${a.code} message`);
+      for (const set of m.value.sets ?? [])
+        if (!new RegExp(`\\b${set}\\b`).test(a.message))
+          throw new Error(`STATE_COARSENED message does not name ${set}: ${a.message}`);
     }
     if (o.record === 'verdict') {
       const v = o.value;

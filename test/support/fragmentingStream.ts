@@ -6,7 +6,8 @@
  * (P, and K once the removals pile up), and rounds of refused requests whose spill leaves one
  * position out each time (X), then one wide truncation (an advisory naming more than 16 lost
  * pinned ranges). Requests in between, some of them spanning the whole session, see the
- * fragmented state and name more than 16 holes.
+ * fragmented state and name more than 16 holes; a single truncation after the acknowledgement
+ * lets them see A0 without A1.
  *
  * The phases come in that order (each may be left out); each is generated with its length and a
  * salt, positions come from the salt, so a shrunk counterexample stays a valid stream.
@@ -26,6 +27,7 @@ export type Phase =
   | { k: 'spills'; n: number; salt: number }
   | { k: 'xRounds'; n: number; salt: number }
   | { k: 'wideTrunc' }
+  | { k: 'cut'; salt: number }
   | { k: 'request'; salt: number; wide: boolean };
 
 export interface FragmentingPlan {
@@ -67,6 +69,7 @@ export function buildFragmenting(plan: FragmentingPlan): EngineInput[] {
   const unit = plan.unit;
   let clock = 1_767_225_600_000;
   let n = 0;
+  let verbatim = 0; // V after the commit, so random requests aim at valid tails
   const emit = (send: () => void, oob = false) => {
     b.next({ occurredAt: (clock += 1000) });
     if (oob) b.outOfBand();
@@ -98,7 +101,9 @@ export function buildFragmenting(plan: FragmentingPlan): EngineInput[] {
         const next = lcg(p.salt);
         while (head() < 2 * p.n + 2) turn(false);
         for (const at of distinctEven(p.n, Math.floor(head() / 2), p.salt)) {
-          const reason = (['BUDGET_ENFORCEMENT', 'MANUAL', 'SUMMARY_EVICTED'] as const)[next() % 5 === 0 ? 2 : next() % 2]!;
+          const reason = (['BUDGET_ENFORCEMENT', 'MANUAL', 'SUMMARY_EVICTED'] as const)[
+            next() % 5 === 0 ? 2 : next() % 2
+          ]!;
           emit(() => b.truncate(unit, at, at + 1, reason));
         }
         break;
@@ -109,6 +114,7 @@ export function buildFragmenting(plan: FragmentingPlan): EngineInput[] {
         const id = `commit-${n++}`;
         emit(() => b.request(id, unit, 0, h, t));
         emit(() => b.commit(id, unit, 0, h, t));
+        verbatim = Math.max(verbatim, t);
         break;
       }
       case 'ackAll':
@@ -141,6 +147,13 @@ export function buildFragmenting(plan: FragmentingPlan): EngineInput[] {
         }
         break;
       }
+      case 'cut': {
+        // One new loss: the acknowledgement's one-compaction acceptance A1 expires, so later
+        // requests see what A0 (and P) alone heal.
+        const at = lcg(p.salt)() % Math.max(1, head());
+        emit(() => b.truncate(unit, at, at + 1));
+        break;
+      }
       case 'wideTrunc':
         emit(() => b.truncate(unit, 0, head()));
         break;
@@ -152,7 +165,8 @@ export function buildFragmenting(plan: FragmentingPlan): EngineInput[] {
           break;
         }
         const next = lcg(p.salt);
-        const t = next() % (h + 1);
+        const lo = Math.min(verbatim, h);
+        const t = lo + (next() % (h - lo + 1));
         const sIn = next() % (t + 1);
         emit(() => b.request(`q${n++}`, unit, sIn, sIn + (next() % (h - sIn + 1)), t));
         break;
@@ -170,16 +184,35 @@ const requestArb = fc.record({
 
 /** Each phase, in the order that fragments every set, present about four times in five. */
 const SKELETON: fc.Arbitrary<Phase | null>[] = [
-  fc.record({ k: fc.constant('pins' as const), n: fc.integer({ min: 120, max: 160 }), salt: fc.nat() }),
+  fc.record({
+    k: fc.constant('pins' as const),
+    n: fc.integer({ min: 120, max: 160 }),
+    salt: fc.nat(),
+  }),
   fc.constant({ k: 'commitAll' as const }),
   requestArb,
-  fc.record({ k: fc.constant('truncs' as const), n: fc.integer({ min: 120, max: 170 }), salt: fc.nat() }),
+  fc.record({
+    k: fc.constant('truncs' as const),
+    n: fc.integer({ min: 120, max: 170 }),
+    salt: fc.nat(),
+  }),
   requestArb,
   fc.constant({ k: 'ackAll' as const }),
   requestArb,
-  fc.record({ k: fc.constant('spills' as const), n: fc.integer({ min: 260, max: 400 }), salt: fc.nat() }),
+  fc.record({ k: fc.constant('cut' as const), salt: fc.nat() }),
   requestArb,
-  fc.record({ k: fc.constant('xRounds' as const), n: fc.integer({ min: 120, max: 160 }), salt: fc.nat() }),
+  requestArb,
+  fc.record({
+    k: fc.constant('spills' as const),
+    n: fc.integer({ min: 260, max: 400 }),
+    salt: fc.nat(),
+  }),
+  requestArb,
+  fc.record({
+    k: fc.constant('xRounds' as const),
+    n: fc.integer({ min: 120, max: 160 }),
+    salt: fc.nat(),
+  }),
   requestArb,
   fc.constant({ k: 'wideTrunc' as const }),
   requestArb,

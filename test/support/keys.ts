@@ -2,7 +2,12 @@
  * Ed25519 keys and trusted key rings for tests (contract §4b): a fresh key pair per call, its
  * ring entry as `compaction-guard keys new` writes it, and the ring the engine is given.
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+} from 'node:crypto';
 import type { AuthorityRole, SignableEvent, TrustedKeyRing } from '../../src/engine/authority';
 import { parseKeyRing, publicKeyText, type RingEntry } from '../../src/authority/ring';
 import { signed, type SigningKey } from '../../src/authority/signing';

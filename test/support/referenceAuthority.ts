@@ -21,7 +21,8 @@ export interface ModelKey {
 export type ModelRing = ReadonlyMap<string, ModelKey>;
 
 /** The checks of §4b, in order; the message of UNAUTHORIZED_EVENT names the one that failed. */
-export type Failure = 'no signature' | 'unknown key' | 'key without the role' | 'bad signature' | 'expired';
+export type Failure =
+  'no signature' | 'unknown key' | 'key without the role' | 'bad signature' | 'expired';
 
 export function isSignable(e: { type: string }): e is SignableEvent {
   return e.type === 'LossAcknowledged' || e.type === 'SpillCompleted' || e.type === 'SpillFailed';

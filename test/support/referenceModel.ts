@@ -174,7 +174,10 @@ export interface ModelOptions {
   engineVersion: string;
   /** The trusted key ring of §4b, or null (signatures not looked at). */
   ring: ModelRing | null;
-  /** §4a coarsening on (the contract) or off (an unbounded model, to compare against). */
+  /**
+   * The bounds on (the contract), or off: no §4a coarsening (so no K) and every reported list
+   * exact (no §6 bound), an unbounded model to compare the engine against.
+   */
   bounded: boolean;
 }
 
@@ -222,7 +225,10 @@ class Outputs {
   readonly audits: ModelAudit[] = [];
   readonly rest: ModelOutput[] = [];
 
-  constructor(private readonly e: EngineInput, private readonly decidedAt: number) {}
+  constructor(
+    private readonly e: EngineInput,
+    private readonly decidedAt: number,
+  ) {}
 
   audit(
     kind: ModelAudit['kind'],
@@ -293,7 +299,8 @@ export class ReferenceSession {
 
   /** A set as a reported list (§6: at most 16 items). */
   private report(b: Bits, unit: Unit): ModelRange[] {
-    return this.ranges(reported(this.u.runs(b)), unit);
+    const runs = this.u.runs(b);
+    return this.ranges(this.opts.bounded ? reported(runs) : runs, unit);
   }
 
   /** Step 2: Hg := max(Hg, H, position); every gap makes stored verdicts stale. */
@@ -617,8 +624,7 @@ export class ReferenceSession {
       s.stored.push(st); // reading (decision 7): "the last 16 requestIds" = most recently requested
       return;
     }
-    if (st && !same)
-      out.audit('VIOLATION', 'REQUEST_ID_REUSED', this.one(e.unit, e.summaryInput));
+    if (st && !same) out.audit('VIOLATION', 'REQUEST_ID_REUSED', this.one(e.unit, e.summaryInput));
     const { verdict, spill } = this.decide(req, e.seq, e.occurredAt, decidedAt, e.sessionId);
     out.rest.push({ record: 'verdict', value: verdict });
     if (i >= 0) s.stored.splice(i, 1);
@@ -722,7 +728,10 @@ export class ReferenceSession {
     for (const unit of UNITS) {
       const g = gained[unit];
       if (!g) continue;
-      s.K = { ...s.K, [unit]: coarsenByMerging(u, u.or(this.get(s.K, unit), g)) };
+      const joined = u.or(this.get(s.K, unit), g);
+      const merged = coarsenByMerging(u, joined);
+      if (!u.equal(joined, merged) && !names.includes('K')) names.push('K');
+      s.K = { ...s.K, [unit]: merged };
     }
     out.audit('ADVISORY', 'STATE_COARSENED', [], { sets: names });
   }

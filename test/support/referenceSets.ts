@@ -42,7 +42,11 @@ export class Universe {
   }
 
   range(s: number, e: number): Bits {
-    const x = this.empty();
+    return this.fill(this.empty(), s, e);
+  }
+
+  /** Sets the cells of [s, e) in `x`. */
+  private fill(x: Bits, s: number, e: number): Bits {
     if (e <= s) return x;
     const lo = this.cellOf(Math.max(0, s));
     const hi = this.cellOf(e);
@@ -96,7 +100,9 @@ export class Universe {
   }
 
   fromRuns(runs: readonly Run[]): Bits {
-    return runs.reduce((acc, [s, e]) => this.or(acc, this.range(s, e)), this.empty());
+    const x = this.empty();
+    for (const [s, e] of runs) this.fill(x, s, e);
+    return x;
   }
 }
 

@@ -7,7 +7,12 @@
  */
 import fc from 'fast-check';
 import { signatureFor } from '../../src/authority/signing';
-import type { AuthorityRole, LossAcknowledged, SpillCompleted, SpillFailed } from '../../src/engine';
+import type {
+  AuthorityRole,
+  LossAcknowledged,
+  SpillCompleted,
+  SpillFailed,
+} from '../../src/engine';
 import type { RingKey, TestRing } from './testRing';
 
 export type SignableEvent = SpillCompleted | SpillFailed | LossAcknowledged;
@@ -100,7 +105,11 @@ export function authorize(
       if (pick % 2 === 0) return sign(key, until, { ...e, eventId: `${e.eventId}'` });
       return {
         ...e,
-        signature: { keyId: key.entry.keyId, expiresAt: until, value: randomBytesFor(e).toString('base64') },
+        signature: {
+          keyId: key.entry.keyId,
+          expiresAt: until,
+          value: randomBytesFor(e).toString('base64'),
+        },
       };
     }
     case 'wrongRole':

@@ -778,10 +778,13 @@ export class ReferenceSession {
       if (!healable || !u.isEmpty(need)) fired.push({ code, holes: u.empty(), need });
     };
     // UNKNOWN_SESSION: healed iff [0, max(t, F)) ⊆ P ∪ A in ru (F: 0 when none; a known
-    // session has none).
+    // session has none). Reading (the project's decision 80): a contested session's P and A are
+    // in U, so it heals iff [0, t) ⊆ P ∪ A of U, even when ru ≠ U. The text's "in ru" would
+    // find nothing recoverable in ru and fire for t > 0; UNIT_MISMATCH refuses such a request
+    // anyway, so only the reasons listed differ.
     const unknownNeed = u.minus(
       u.range(0, Math.max(r.t, this.evidence(r.unit))),
-      this.heal(r.unit, withAck),
+      this.heal(s.policy ? this.U() : r.unit, withAck),
     );
     if (!s.policy) {
       holeless('UNKNOWN_SESSION', true, true, unknownNeed);

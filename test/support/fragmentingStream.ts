@@ -4,10 +4,10 @@
  * many non-adjacent pinned turns (pins), a commit of everything (S), many one-position
  * truncations (T, and S cut apart), an acknowledgement of everything (A0), many one-position spills
  * (P, and K once the removals pile up), and rounds of refused requests whose spill leaves one
- * position out each time (X), then one wide truncation (an advisory naming more than 16 lost
- * pinned ranges). Requests in between, some of them spanning the whole session, see the
- * fragmented state and name more than 16 holes; a single truncation after the acknowledgement
- * lets them see A0 without A1.
+ * position out each time (X), with one wide truncation before the rounds (while P is still in
+ * pieces, so its advisory names more than 16 lost ranges). Requests in between, some of them
+ * spanning the whole session, see the fragmented state and name more than 16 holes; a single
+ * truncation after the acknowledgement lets them see A0 without A1.
  *
  * The phases come in that order (each may be left out); each is generated with its length and a
  * salt, positions come from the salt, so a shrunk counterexample stays a valid stream.
@@ -208,13 +208,13 @@ const SKELETON: fc.Arbitrary<Phase | null>[] = [
     salt: fc.nat(),
   }),
   requestArb,
+  fc.constant({ k: 'wideTrunc' as const }),
+  requestArb,
   fc.record({
     k: fc.constant('xRounds' as const),
     n: fc.integer({ min: 120, max: 160 }),
     salt: fc.nat(),
   }),
-  requestArb,
-  fc.constant({ k: 'wideTrunc' as const }),
   requestArb,
 ].map((phase) => fc.option(phase as fc.Arbitrary<Phase>, { freq: 5, nil: null }));
 

@@ -4,15 +4,15 @@
  * the generator signs with to be refused (one outside the ring, one in it without the role).
  */
 import type { TrustedKeyRing } from '../../src/engine';
-import { fixedTestKey, ringOf, type TestKey } from '../support/keys';
+import { ringOf, seededKey, type TestKey } from '../support/keys';
 
 export const FUZZ_KEYS = {
-  spill: fixedTestKey('fuzz-spill', ['SPILL'], 1),
-  acknowledge: fixedTestKey('fuzz-ack', ['ACKNOWLEDGE'], 2),
+  spill: seededKey(1, 'fuzz-spill', ['SPILL']),
+  acknowledge: seededKey(2, 'fuzz-ack', ['ACKNOWLEDGE']),
   /** In the ring, but with the other role for whatever it signs in a case. */
-  wrongRole: fixedTestKey('fuzz-other', ['SPILL'], 3),
+  wrongRole: seededKey(3, 'fuzz-other', ['SPILL']),
   /** Not in the ring. */
-  stranger: fixedTestKey('fuzz-stranger', ['SPILL', 'ACKNOWLEDGE'], 4),
+  stranger: seededKey(4, 'fuzz-stranger', ['SPILL', 'ACKNOWLEDGE']),
 } satisfies Record<string, TestKey>;
 
 let ring: TrustedKeyRing | null = null;

@@ -14,7 +14,6 @@ import {
 } from '../../src/config/config';
 import { requireAuthority } from '../../src/authority/keyRingInForce';
 import { DEFAULT_KAFKA_VERSION, DEFAULT_REGISTRY_VERSION } from '../../src/services/maven';
-import { requireAuthority } from '../../src/authority/keyRingInForce';
 import { TOOL_SETTINGS } from '../../src/config/settings';
 import { loadKeyRing } from '../../src/authority/ring';
 import { loadSigningKey } from '../../src/authority/signing';
@@ -116,16 +115,6 @@ describe('docker-compose.yml', () => {
     // The containers keep using the in-network listener.
     expect(advertised).toContain('PLAINTEXT://kafka:9092');
     expect(processor!.environment!.KAFKA_BROKERS).toBe('kafka:9092');
-  });
-
-  it('the processor says how it treats unsigned events, or run would refuse to start against its Kafka (contract §4b)', () => {
-    const env = services.processor!.environment! as Record<string, string>;
-    const config = loadConfig(env);
-    expect(config.brokers.length).toBeGreaterThan(0);
-    expect(() => requireAuthority(config)).not.toThrow();
-    expect(() => requireAuthority(loadConfig({ ...env, CG_ALLOW_UNSIGNED: 'false' }))).toThrow(
-      /CG_TRUSTED_KEYS_FILE/,
-    );
   });
 
   it("the processor's and simulator's commands and environment are valid for the current CLI", () => {

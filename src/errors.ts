@@ -62,6 +62,14 @@ export const ERROR_CODES = {
   PRODUCER_FENCED: { retriable: false, exitCode: null, toolExitCode: null },
   /** Processor: a transaction failed after it began (committed or not is unknown): resync. */
   TRANSACTION_OUTCOME_UNKNOWN: { retriable: false, exitCode: null, toolExitCode: null },
+  /**
+   * Processor: the broker refused a record of a batch's transaction as too large
+   * (MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE). Sending it again cannot work: the transaction is
+   * aborted, the topic's record limit lowered below it, and the batch planned again, so the
+   * record that made it is dead-lettered (or its dead letter truncated) instead
+   * (src/kafka/recordLimits.ts).
+   */
+  RECORD_TOO_LARGE: { retriable: false, exitCode: null, toolExitCode: null },
 } as const satisfies Record<
   string,
   { retriable: boolean; exitCode: number | null; toolExitCode: 2 | 3 | null }

@@ -68,7 +68,11 @@ export async function startProcessor(
   const registry = new Registry();
   const recent = new RecentVerdicts();
   let processor: Processor | null = null;
-  const metrics = new Metrics(registry, () => processor?.sessionCount() ?? 0);
+  const metrics = new Metrics(
+    registry,
+    () => processor?.sessionCount() ?? 0,
+    () => processor?.refusedFilterFill() ?? 0,
+  );
   processor = new Processor({
     kafka,
     codec,

@@ -42,9 +42,16 @@ export class SessionCapacity {
  * state is kept that a spill could heal, with a diagnostic that names the cap.
  */
 export function atCapacityVerdict(v: Verdict, max: number): Verdict {
+  const unknown = v.reasons.some((r) => r.code === 'UNKNOWN_SESSION');
+  const reason = {
+    code: 'UNKNOWN_SESSION' as const,
+    message: `no state is kept for this session: the instance is at CG_MAX_SESSIONS (${max})`,
+    holes: [],
+  };
   return {
     ...v,
     decision: 'REFUSE',
+    reasons: unknown ? v.reasons : [reason, ...v.reasons],
     basis: null,
     action: 'HALT',
     spillRequestId: null,

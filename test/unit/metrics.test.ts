@@ -43,7 +43,11 @@ describe('metrics', () => {
 
   it('count sessions and events refused at capacity, and show the refused filter fill', async () => {
     const registry = new Registry();
-    const metrics = new Metrics(registry, () => 7, () => 0.25);
+    const metrics = new Metrics(
+      registry,
+      () => 7,
+      () => 0.25,
+    );
     expect(await registry.metrics()).toContain(
       'compaction_guard_sessions_refused_at_capacity_total 0',
     );

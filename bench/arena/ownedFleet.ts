@@ -14,6 +14,7 @@ import {
   type StepResult,
   evolveInPlace,
 } from '../../src/engine/step';
+import { MAX_RANGES } from '../../src/engine/coarsen';
 import { pinTurn } from '../../src/engine/apply';
 import { engineOptions } from '../../src/engine/fleet';
 import type { SessionState } from '../../src/engine/state';
@@ -44,7 +45,12 @@ export class OwnedFleet {
       this.place(input.sessionId, result.state);
       return result;
     }
-    if (input.type === 'TurnAppended' && this.arena.appendInOrder(slot, input)) {
+    if (
+      input.type === 'TurnAppended' &&
+      // A pin that could push the pins past 128 ranges takes the general path (§4a).
+      (input.pins.length === 0 || this.states[slot]!.pins.length < 2 * MAX_RANGES) &&
+      this.arena.appendInOrder(slot, input, this.options.idleMs)
+    ) {
       // Only a pinned turn touches the state object: its span joins the pins.
       if (input.pins.length > 0) {
         const state = this.states[slot]!;

@@ -35,6 +35,8 @@ const HEAD_TOKENS = 9;
 const HEAD_MESSAGES = 10;
 const LAST_TOKENS_START = 11;
 const LAST_MESSAGES_START = 12;
+/** lastEventAt (contract §4); NaN for none. */
+const LAST_EVENT_AT = 13;
 
 /**
  * Slots per page. The arena grows a page at a time and never copies: growing one big array by
@@ -94,6 +96,7 @@ export class TurnArena {
     r[b + HEAD_TOKENS] = s.headTokens;
     r[b + HEAD_MESSAGES] = s.headMessages;
     r[b + RING_NEXT] = s.recentNext;
+    r[b + LAST_EVENT_AT] = s.lastEventAt ?? NaN;
     const recent = s.recent;
     r[b + RING_LENGTH] = recent.length;
     const ring = this.ringPages[slot >> PAGE_BITS]!;
@@ -118,6 +121,8 @@ export class TurnArena {
     s.headTokens = r[b + HEAD_TOKENS]!;
     s.headMessages = r[b + HEAD_MESSAGES]!;
     s.recentNext = r[b + RING_NEXT]!;
+    const lastEventAt = r[b + LAST_EVENT_AT]!;
+    s.lastEventAt = Number.isNaN(lastEventAt) ? null : lastEventAt;
     const length = r[b + RING_LENGTH]!;
     const rings = this.ringPages[slot >> PAGE_BITS]!;
     const from = (slot & IN_PAGE) * RING;
@@ -139,10 +144,13 @@ export class TurnArena {
    * caller adds its span (`pinTurn`). Returns false, changing nothing, for any other turn or a
    * cold slot: the caller flushes and takes the general path.
    */
-  appendInOrder(slot: number, e: TurnAppended): boolean {
+  appendInOrder(slot: number, e: TurnAppended, idleMs: number): boolean {
     const r = this.recordPages[slot >> PAGE_BITS]!;
     const b = (slot & IN_PAGE) * STRIDE;
     if (r[b + HOT] !== 1 || e.seq !== r[b + LAST_SEQ]! + 1) return false;
+    // Past the idle period the state is dropped first (contract §4): the general path.
+    const lastEventAt = r[b + LAST_EVENT_AT]!;
+    if (e.occurredAt - lastEventAt > idleMs) return false;
     const lastTurn = r[b + LAST_TURN]!;
     const continues =
       lastTurn >= 0
@@ -163,6 +171,7 @@ export class TurnArena {
     r[b + LAST_TOKENS_END] = e.tokens.end;
     r[b + LAST_MESSAGES_START] = e.messages.start;
     r[b + LAST_MESSAGES_END] = e.messages.end;
+    if (!(e.occurredAt <= lastEventAt)) r[b + LAST_EVENT_AT] = e.occurredAt;
     return true;
   }
 }

@@ -34,6 +34,8 @@ import {
   withUnit,
 } from './state';
 import { hash53 } from './hash';
+import { raiseEvidence } from './drop';
+import { UNIT_SYMBOLS } from './events';
 
 export function applySessionOpened(s: SessionState, e: SessionOpened, out: Collector): void {
   if (s.policy) {
@@ -43,10 +45,12 @@ export function applySessionOpened(s: SessionState, e: SessionOpened, out: Colle
   const p = e.policy;
   s.policy = p;
   s.unit = p.floor.unit;
-  // P, A1 and X of an unknown session serve only UNKNOWN_SESSION decisions (contract §4).
+  // P, A1, X, K and F of an unknown session serve only UNKNOWN_SESSION decisions (contract §4).
   s.spilled = NO_SETS;
   s.ackOnce = NO_SETS;
   s.unspillable = NO_SETS;
+  s.coarsened = NO_SETS;
+  s.evidenceHead = null;
   if (p.triggerTokens >= p.ceilingTokens) {
     out.audit(
       'TRIGGER_NOT_BELOW_CEILING',
@@ -92,6 +96,8 @@ export function advanceTurn(s: SessionState, e: TurnAppended): void {
 export function applyTurnAppended(s: SessionState, e: TurnAppended, out: Collector): void {
   const unit = s.unit;
   if (unit === null) {
+    // Unplaceable without a policy; an unknown state with F still learns how far it reached.
+    for (const u of UNIT_SYMBOLS) raiseEvidence(s, u, turnSpan(e, u).end);
     out.note('ignored');
     return;
   }
@@ -132,6 +138,8 @@ export function applyTruncated(s: SessionState, e: Truncated, out: Collector): v
   // The one-compaction acceptance expires with any truncation, with or without a policy.
   s.ackOnce = NO_SETS;
   if (!s.policy) {
+    // A truncation of the tail after a drop must not go unseen (contract §4, F).
+    raiseEvidence(s, e.unit, e.range.end);
     out.note('ignored');
     return;
   }
@@ -233,9 +241,11 @@ export function applyLossAcknowledged(s: SessionState, e: LossAcknowledged, out:
       return;
     }
     r = clip(r, 0, knownHead(s, unit));
-    // (1) What is already lost is written off for good.
+    // (1) What is already lost is written off for good, except where a coarsening made it
+    // unknown whether the position was really lost (K, contract §4a).
     const lost = subtract(s.truncated, union(s.summary, inUnit(s.spilled, unit)));
-    s.ackPermanent = union(s.ackPermanent, intersect(r, lost));
+    const writtenOff = subtract(intersect(r, lost), inUnit(s.coarsened, unit));
+    s.ackPermanent = union(s.ackPermanent, writtenOff);
     // (2) A range covering [0,Hg) writes the gap off. An in-band acknowledgement re-bases the
     // sequence on itself; an out-of-band one leaves it to the orchestrator, which carries on
     // with its own next seq (contract §4, LossAcknowledged (2)).

@@ -114,7 +114,8 @@ export function authorityFailure(
   lastEventAt: number | null,
 ): AuthorityFailure | null {
   const sig = e.signature;
-  if (sig === null) return 'no signature';
+  // Absent counts as null (§3 default), also on an event built by hand rather than decoded.
+  if (sig === null || sig === undefined) return 'no signature';
   const key = ring.get(sig.keyId);
   if (key === undefined) return 'unknown key';
   if (!key.roles.includes(requiredRole(e))) return 'key without the role';

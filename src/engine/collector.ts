@@ -7,7 +7,7 @@ import {
   type SpillRequest,
   type Verdict,
 } from './outputs';
-import { type IntervalSet, toSpans } from './intervals';
+import { type IntervalSet, reportedSpans } from './intervals';
 
 export type Output =
   | { record: 'audit'; value: AuditRecord }
@@ -16,7 +16,14 @@ export type Output =
 
 /** What the engine noticed that is counted in metrics, not audited (contract §6). */
 export type Note =
-  'duplicate' | 'ignored' | 'gap' | 'conflict' | 'state-dropped' | 'stored-verdict';
+  | 'duplicate'
+  | 'ignored'
+  | 'gap'
+  | 'conflict'
+  | 'state-dropped'
+  | 'stored-verdict'
+  | 'unauthorized'
+  | 'coarsened';
 
 const NO_OUTPUTS: readonly Output[] = Object.freeze([]) as readonly Output[];
 const NO_NOTES: readonly Note[] = Object.freeze([]) as readonly Note[];
@@ -45,7 +52,7 @@ export class Collector {
       message,
       inputSeq: this.inputSeq,
       requestId: this.requestId,
-      ranges: unit === null ? [] : toSpans(ranges).map((r) => ({ unit, ...r })),
+      ranges: unit === null ? [] : reportedSpans(ranges).map((r) => ({ unit, ...r })),
       occurredAt: this.occurredAt,
     });
   }

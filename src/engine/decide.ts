@@ -13,7 +13,7 @@ import {
   meets,
   range,
   subtract,
-  toSpans,
+  reportedSpans,
   union,
 } from './intervals';
 import {
@@ -25,6 +25,7 @@ import {
 } from './rules';
 import { type SessionState, inUnit, knownHead } from './state';
 import { diagnosticFor, messageFor } from './messages';
+import { evidenceIn } from './drop';
 
 export interface RequestInput {
   requestId: string;
@@ -60,13 +61,17 @@ interface Healing {
   tailStart: number;
 }
 
-function firesWith(result: RuleResult, heal: IntervalSet, tailStart: number): IntervalSet | null {
+/**
+ * The unhealed part of a rule's result, or null when it does not fire. A rule without a hole is
+ * healed iff `[0, reach)` is recoverable: reach is t, or max(t, F) for UNKNOWN_SESSION (§5).
+ */
+function firesWith(result: RuleResult, heal: IntervalSet, reach: number): IntervalSet | null {
   if (result === null) return null;
   if ('hole' in result) {
     const left = subtract(result.hole, heal);
     return isEmpty(left) ? null : left;
   }
-  const need = subtract(range(0, tailStart), heal);
+  const need = subtract(range(0, reach), heal);
   return !result.healable || !isEmpty(need) ? need : null;
 }
 
@@ -75,9 +80,10 @@ function record(
   code: RuleCode,
   result: RuleResult,
   healing: Healing,
+  reach = healing.tailStart,
 ): void {
   evaluation.rulesChecked.push(code);
-  const left = firesWith(result, healing.recoverable, healing.tailStart);
+  const left = firesWith(result, healing.recoverable, reach);
   if (left !== null) {
     const holeless = result !== null && !('hole' in result);
     evaluation.fired.push({
@@ -86,9 +92,14 @@ function record(
       spillNeed: holeless ? left : EMPTY,
     });
   }
-  if (firesWith(result, healing.spilled, healing.tailStart) !== null) {
+  if (firesWith(result, healing.spilled, reach) !== null) {
     evaluation.refusedWithoutAck = true;
   }
+}
+
+/** How far UNKNOWN_SESSION needs recoverable positions: max(t, F) in the request's unit. */
+function unknownReach(s: SessionState, r: RequestInput): number {
+  return Math.max(r.tailStart, evidenceIn(s, r.unit));
 }
 
 /** UNKNOWN_SESSION and INVALID_REQUEST only, in the request's unit (contract §5 table). */
@@ -100,7 +111,7 @@ function evaluateUnknown(s: SessionState, r: RequestInput): Evaluation {
     tailStart: r.tailStart,
   };
   const e: Evaluation = { rulesChecked: [], fired: [], refusedWithoutAck: false, holeUnit: r.unit };
-  record(e, 'UNKNOWN_SESSION', { healable: true }, healing);
+  record(e, 'UNKNOWN_SESSION', { healable: true }, healing, unknownReach(s, r));
   const { start, end } = r.summaryInput;
   const valid = start >= 0 && start <= end && r.tailStart >= 0;
   record(e, 'INVALID_REQUEST', valid ? null : { healable: false }, healing);
@@ -139,7 +150,9 @@ function evaluateKnown(s: SessionState, r: RequestInput): Evaluation {
     tailStart: r.tailStart,
   };
   const e: Evaluation = { rulesChecked: [], fired: [], refusedWithoutAck: false, holeUnit: unit };
-  record(e, 'UNKNOWN_SESSION', null, healing);
+  // A contested policy (§4): UNKNOWN_SESSION first, then every rule of a known session.
+  const contested: RuleResult = s.contested ? { healable: true } : null;
+  record(e, 'UNKNOWN_SESSION', contested, healing, unknownReach(s, r));
   const c = ruleContext(s, r);
   const pinnedOnly = s.policy!.coverage === 'PINNED';
   for (const rule of KNOWN_SESSION_RULES) {
@@ -156,10 +169,19 @@ export function evaluate(s: SessionState, r: RequestInput): Evaluation {
   return s.policy ? evaluateKnown(s, r) : evaluateUnknown(s, r);
 }
 
+/** Is `[0, reach)` non-empty and spilled? */
+function spilledUpTo(spilled: IntervalSet, reach: number): boolean {
+  return reach > 0 && isSubset(range(0, reach), spilled);
+}
+
 function basisOf(s: SessionState, r: RequestInput, e: Evaluation): Basis {
   if (e.refusedWithoutAck) return 'LOSS_ACKNOWLEDGED';
   const spilled = inUnit(s.spilled, e.holeUnit);
-  if (r.tailStart > 0 && isSubset(range(0, r.tailStart), spilled)) return 'LOSSLESS_SPILL';
+  if (spilledUpTo(spilled, r.tailStart)) return 'LOSSLESS_SPILL';
+  // An unknown session with F: what reaches F is spilled too (§5, Basis).
+  if (!s.policy && s.evidenceHead !== null && spilledUpTo(spilled, unknownReach(s, r))) {
+    return 'LOSSLESS_SPILL';
+  }
   return 'INVARIANT_HOLDS';
 }
 
@@ -192,7 +214,7 @@ export function spillRequestId(sessionId: string, requestId: string, inputSeq: n
   return `${sessionId}:${requestId}:${inputSeq}`;
 }
 
-/** The range a spill must store: `[0,H')` in U, or `[0, max(eIn,t))` in ru when unknown. */
+/** The range a spill must store: `[0,H')` in U, or `[0, max(eIn,t,F))` in ru when unknown. */
 export function spillRange(
   s: SessionState,
   r: RequestInput,
@@ -201,7 +223,8 @@ export function spillRange(
     const unit = s.policy.floor.unit;
     return { unit, start: 0, end: knownHead(s, unit) };
   }
-  return { unit: r.unit, start: 0, end: Math.max(r.summaryInput.end, r.tailStart) };
+  const end = Math.max(r.summaryInput.end, unknownReach(s, r));
+  return { unit: r.unit, start: 0, end };
 }
 
 export interface DecisionStamps {
@@ -222,7 +245,7 @@ export function decide(s: SessionState, r: RequestInput, stamps: DecisionStamps)
   const reasons = e.fired.map((f) => ({
     code: f.code,
     message: messageFor(f, r, s, unit),
-    holes: toSpans(f.holes).map((h) => ({ unit, ...h })),
+    holes: reportedSpans(f.holes).map((h) => ({ unit, ...h })),
   }));
   const refused = e.fired.length > 0;
   const cause = refused ? haltCause(s, r, e) : null;
@@ -252,7 +275,7 @@ export function decide(s: SessionState, r: RequestInput, stamps: DecisionStamps)
     requestId: r.requestId,
     unit: want.unit,
     range: { start: want.start, end: want.end },
-    holes: toSpans(holes).map((h) => ({ unit, ...h })),
+    holes: reportedSpans(holes).map((h) => ({ unit, ...h })),
     reasons,
     requestedAt: r.occurredAt,
   };

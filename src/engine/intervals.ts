@@ -133,10 +133,30 @@ export function fromSpans(spans: readonly { start: number; end: number }[]): Int
   return out;
 }
 
-/** Readable form for messages: `[0,8) ∪ [12,14)`. */
+/** At most this many ranges in any list an output carries (contract §6). */
+export const MAX_REPORTED_RANGES = 16;
+
+/**
+ * The set as an output reports it (contract §6, reported lists are bounded): at most 16 ranges,
+ * a longer set as its first 15 ranges and one range from the start of its 16th to the end of its
+ * last. Every position is still named; some positions between are named too.
+ */
+export function reported(a: IntervalSet): IntervalSet {
+  const keep = 2 * (MAX_REPORTED_RANGES - 1);
+  if (a.length <= 2 * MAX_REPORTED_RANGES) return a;
+  return [...a.slice(0, keep), a[keep]!, a[a.length - 1]!];
+}
+
+/** The ranges an output lists for a set: `reported(a)` as `{start, end}` pairs. */
+export function reportedSpans(a: IntervalSet): { start: number; end: number }[] {
+  return toSpans(reported(a));
+}
+
+/** Readable form for messages, of the set as reported: `[0,8) ∪ [12,14)`. */
 export function format(a: IntervalSet): string {
-  if (a.length === 0) return '∅';
+  const r = reported(a);
+  if (r.length === 0) return '∅';
   const parts: string[] = [];
-  for (let i = 0; i < a.length; i += 2) parts.push(`[${a[i]},${a[i + 1]})`);
+  for (let i = 0; i < r.length; i += 2) parts.push(`[${r[i]},${r[i + 1]})`);
   return parts.join(' ∪ ');
 }

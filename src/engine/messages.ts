@@ -25,8 +25,19 @@ function where(holes: IntervalSet, unit: Unit): string {
   return `${unit} ${format(holes)}`;
 }
 
+/** UNKNOWN_SESSION says why the session is not known (§4: no policy, a drop, a contest). */
+function unknownWhy(s: SessionState): string {
+  if (s.policy) {
+    return "the session's policy is contested (a SessionOpened arrived in conflict with the sequence), so nothing before the tail can be proven";
+  }
+  if (s.evidenceHead !== null) {
+    return "the session's state was dropped (closed past its grace period, idle past its idle period, or refused at capacity) and no SessionOpened was seen since, so nothing below the evidence head can be proven";
+  }
+  return WHAT.UNKNOWN_SESSION;
+}
+
 export function messageFor(f: FiredRule, r: RequestInput, s: SessionState, unit: Unit): string {
-  const base = WHAT[f.code];
+  const base = f.code === 'UNKNOWN_SESSION' ? unknownWhy(s) : WHAT[f.code];
   if (f.code === 'UNIT_MISMATCH' && s.policy) {
     const p = s.policy;
     return `${base}: floor in ${p.floor.unit}, truncator in ${p.truncatorUnit}, request in ${r.unit}`;

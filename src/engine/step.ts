@@ -37,7 +37,10 @@ import {
 } from './sequence';
 import { type SessionState, emptyState } from './state';
 import { hash53 } from './hash';
-import type { TrustedKeyRing } from './authority';
+import { type TrustedKeyRing, isSignable } from './authority';
+import { afterDrop } from './drop';
+import { authorized } from './authorize';
+import { coarsenState } from './coarsen';
 
 export type EngineInput = ContextEvent | MalformedRequest;
 
@@ -64,17 +67,18 @@ const NO_OUTPUTS: readonly Output[] = Object.freeze([]) as readonly Output[];
 const NO_NOTES: readonly Note[] = Object.freeze([]) as readonly Note[];
 
 /**
- * The ~94 % case as one short step: the next seq of an open, known session, a turn that
- * continues the last one and carries no pin. Exactly what steps 1–3 do for it (nothing to
- * audit, no note), without the general path's collector; false, and nothing changed, for
- * any other turn.
+ * The ~94 % case as one short step: the next seq of an open, known session within its idle
+ * period, a turn that continues the last one and carries no pin. Exactly what steps 1–3 do for
+ * it (nothing to audit, no note, no set changes so nothing to coarsen), without the general
+ * path's collector; false, and nothing changed, for any other turn.
  */
-function appendedInOrder(s: SessionState, e: TurnAppended): boolean {
+function appendedInOrder(s: SessionState, e: TurnAppended, idleMs: number): boolean {
   if (
     s.unit === null ||
     s.closedAt !== null ||
     e.seq !== s.lastSeq + 1 ||
     e.pins.length !== 0 ||
+    (s.lastEventAt !== null && e.occurredAt - s.lastEventAt > idleMs) ||
     !continuesLastTurn(s, e)
   ) {
     return false;
@@ -83,6 +87,7 @@ function appendedInOrder(s: SessionState, e: TurnAppended): boolean {
   s.lastSeq = e.seq;
   s.epoch++;
   advanceTurn(s, e);
+  if (s.lastEventAt === null || e.occurredAt > s.lastEventAt) s.lastEventAt = e.occurredAt;
   return true;
 }
 
@@ -109,8 +114,18 @@ function requestIdOf(e: EngineInput): string | null {
 }
 
 /**
+ * The grace and idle checks (contract §4), before anything else: whether the state is dropped
+ * for this event. A dead-lettered record (an answered malformed request) never drops a state.
+ */
+function dropsState(s: SessionState, e: EngineInput, options: EngineOptions): boolean {
+  if (e.type === 'MalformedRequest') return false;
+  if (s.closedAt !== null && e.occurredAt - s.closedAt > options.graceMs) return true;
+  return s.lastEventAt !== null && e.occurredAt - s.lastEventAt > options.idleMs;
+}
+
+/**
  * The same step on a state the caller owns: it is changed in place and returned (or replaced by
- * a fresh one when the SessionClosed grace period has passed). Same outputs as `evolve`.
+ * a fresh unknown one when the grace or idle period has passed). Same outputs as `evolve`.
  */
 export function evolveInPlace(
   owned: SessionState | undefined,
@@ -118,26 +133,40 @@ export function evolveInPlace(
   decidedAt: number,
   options: EngineOptions,
 ): StepResult {
-  if (owned !== undefined && e.type === 'TurnAppended' && appendedInOrder(owned, e)) {
+  if (
+    owned !== undefined &&
+    e.type === 'TurnAppended' &&
+    appendedInOrder(owned, e, options.idleMs)
+  ) {
     return { state: owned, outputs: NO_OUTPUTS, notes: NO_NOTES };
   }
-  const dropped =
-    owned !== undefined &&
-    owned.closedAt !== null &&
-    e.occurredAt !== null &&
-    e.occurredAt - owned.closedAt > options.graceMs;
-  const s = owned === undefined || dropped ? emptyState() : owned;
+  const dropped = owned !== undefined && dropsState(owned, e, options);
+  const s = owned === undefined ? emptyState() : dropped ? afterDrop(owned) : owned;
 
   const out = new Collector(e.sessionId, e.seq, e.occurredAt ?? decidedAt, requestIdOf(e));
   if (dropped) out.note('state-dropped');
 
   // Only the out-of-band types admit a null seq (every other type's seq is a number).
   const seq = e.seq;
+  const outOfBandIds = s.outOfBandIds;
   const admission =
     seq === null ? admitOutOfBand(s, e as OutOfBandEvent) : admitInBand(s, e, seq, out);
   if (admission === 'duplicate') return { state: s, outputs: [], notes: ['duplicate'] };
-  if (admission === 'apply') applyEvent(s, e, stampsFor(e, decidedAt, options), out);
+  let accepted = true;
+  if (admission === 'apply') {
+    accepted = applyEvent(s, e, stampsFor(e, decidedAt, options), options, out);
+    // An unauthorized out-of-band event leaves the window as it was (step 0 undone, §4b), so
+    // unsigned junk cannot push a signed event out of it.
+    if (!accepted && seq === null) s.outOfBandIds = outOfBandIds;
+  }
+  coarsenState(s, out);
+  if (accepted && e.type !== 'MalformedRequest') noteEventTime(s, e.occurredAt);
   return { state: s, outputs: out.outputs(), notes: out.notes };
+}
+
+/** lastEventAt := the greatest occurredAt accepted (contract §4), as the last thing an event does. */
+function noteEventTime(s: SessionState, occurredAt: number): void {
+  if (s.lastEventAt === null || occurredAt > s.lastEventAt) s.lastEventAt = occurredAt;
 }
 
 type Admission = 'apply' | 'duplicate' | 'not-applied';
@@ -165,6 +194,8 @@ function admitInBand(s: SessionState, e: EngineInput, seq: number, out: Collecto
   if (seqClass === 'duplicate') return 'duplicate';
   if (seqClass === 'conflict') {
     out.note('conflict');
+    // A SessionOpened in conflict, whatever policy it carries, contests the policy (§4).
+    if (e.type === 'SessionOpened') s.contested = true;
     out.audit(
       'SEQ_CONFLICT',
       `seq ${seq} is at or below the last seq ${s.lastSeq} and is not a redelivery of the event remembered there: its place in the order is unknown`,
@@ -184,13 +215,24 @@ function admitInBand(s: SessionState, e: EngineInput, seq: number, out: Collecto
   return 'apply';
 }
 
-/** Step 3. */
+/**
+ * Step 3; false when a signable event failed the authority check (§4b): it is then not applied
+ * and does not count for lastEventAt.
+ */
 function applyEvent(
   s: SessionState,
   e: EngineInput,
   stamps: ReturnType<typeof stampsFor>,
+  options: EngineOptions,
   out: Collector,
-): void {
+): boolean {
+  if (
+    options.trustedKeys !== null &&
+    isSignable(e) &&
+    !authorized(s, e, options.trustedKeys, out)
+  ) {
+    return false;
+  }
   switch (e.type) {
     case 'SessionOpened':
       applySessionOpened(s, e, out);
@@ -223,4 +265,5 @@ function applyEvent(
       s.closedAt = e.occurredAt;
       break;
   }
+  return true;
 }

@@ -80,6 +80,7 @@ export class SessionBuilder {
       seq: s,
       eventId: o.eventId ?? `${this.sessionId}-e${s}`,
       occurredAt: o.occurredAt ?? this.t0 + s * this.stepMs,
+      ...signable(type),
       ...body,
     } as unknown as ContextEvent;
     this.seq = Math.max(this.seq, s + 1);
@@ -121,6 +122,12 @@ export class SessionBuilder {
     const e = this.events[this.events.length - 1];
     if (!e) throw new Error('no event emitted yet');
     return e;
+  }
+
+  /** Replaces the last event with `f(last)` (e.g. signed, contract §4b). */
+  mapLast(f: (e: ContextEvent) => ContextEvent): this {
+    this.events[this.events.length - 1] = f(this.last);
+    return this;
   }
 
   /**

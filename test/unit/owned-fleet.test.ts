@@ -141,6 +141,7 @@ describe('TurnArena', () => {
     return { state, builder };
   }
   const nextTurn = (b: SessionBuilder) => b.turn(100).last as TurnAppended;
+  const IDLE_MS = engineOptions().idleMs;
 
   it('takes an in-order turn exactly as evolve does, across the ring filling up and wrapping', () => {
     const { state, builder } = opened();
@@ -150,7 +151,7 @@ describe('TurnArena', () => {
     let expected = state;
     for (let i = 0; i < 70; i++) {
       const turn = nextTurn(builder);
-      expect(arena.appendInOrder(2, turn)).toBe(true);
+      expect(arena.appendInOrder(2, turn, IDLE_MS)).toBe(true);
       expected = evolve(expected, turn, 0, engineOptions()).state;
       if (i % 17 === 0 || i === 31) {
         const copy = { ...state, recent: [...state.recent] };
@@ -166,15 +167,19 @@ describe('TurnArena', () => {
     arena.reserve(1);
     const { state, builder } = opened();
     const first = nextTurn(builder);
-    expect(arena.appendInOrder(0, first)).toBe(false); // never loaded: cold
+    expect(arena.appendInOrder(0, first, IDLE_MS)).toBe(false); // never loaded: cold
     arena.load(0, emptyState());
     expect(arena.isHot(0)).toBe(false); // unknown session (no SessionOpened)
     arena.load(0, { ...state, closedAt: 5 });
     expect(arena.isHot(0)).toBe(false);
     arena.load(0, state);
-    expect(arena.appendInOrder(0, first)).toBe(true);
-    expect(arena.appendInOrder(0, first)).toBe(false); // redelivery: seq not next
-    expect(arena.appendInOrder(0, { ...nextTurn(builder), seq: 9 })).toBe(false);
+    expect(arena.appendInOrder(0, first, IDLE_MS)).toBe(true);
+    expect(arena.appendInOrder(0, first, IDLE_MS)).toBe(false); // redelivery: seq not next
+    expect(arena.appendInOrder(0, { ...nextTurn(builder), seq: 9 }, IDLE_MS)).toBe(false);
+    const late = { ...nextTurn(builder), seq: first.seq + 1 };
+    expect(
+      arena.appendInOrder(0, { ...late, occurredAt: first.occurredAt + IDLE_MS + 1 }, IDLE_MS),
+    ).toBe(false); // idle: the state is dropped first
     const copy = { ...state, recent: [...state.recent] };
     arena.flush(0, copy);
     expect(copy).toStrictEqual(evolve(state, first, 0, engineOptions()).state);

@@ -188,7 +188,7 @@ describe('faulty sessions without spillAck', () => {
 
 describe('OrchestratorModel on its own', () => {
   it.each(['TURNS', 'TOKENS', 'MESSAGES'] as const)(
-    'a long well-behaved session in %s is approved at every compaction, with no audit record',
+    'a long well-behaved session in %s is approved at every compaction, with no audit record but the advisory that its sets were bounded',
     (unit) => {
       let plan: SessionPlan | null = null;
       for (let seed = 1; plan === null; seed++) {
@@ -207,7 +207,9 @@ describe('OrchestratorModel on its own', () => {
       for (let i = 0; i < 12_000; i++) {
         const e = model.next(1_767_225_600_000 + i)!;
         for (const o of fleet.process(e, e.occurredAt).outputs) {
-          if (o.record === 'audit') throw new Error(`${o.value.code}: ${o.value.message}`);
+          // A long session's pins or T may pass 128 ranges: bounded (contract §4a), never refused for it.
+          if (o.record === 'audit' && o.value.code !== 'STATE_COARSENED')
+            throw new Error(`${o.value.code}: ${o.value.message}`);
           if (o.record === 'verdict') {
             expect(o.value.decision).toBe('APPROVE');
             approved++;

@@ -6,7 +6,7 @@
  * frees, also after a restart (its filter chunks are in the changelog).
  */
 import { Fleet, engineOptions } from '../../src/engine';
-import type { ContextEvent } from '../../src/engine/events';
+import type { EngineInput } from '../../src/engine/evolve';
 import { MAX_POSITION } from '../../src/engine/state';
 import { BatchPlanner, type BatchPlan, type StepContext } from '../../src/kafka/batchStep';
 import { SessionCapacity } from '../../src/kafka/capacity';
@@ -43,7 +43,7 @@ function context(committed: SessionStates, max: number, refused: RefusedFilter):
   };
 }
 
-function plan(events: readonly ContextEvent[], ctx: StepContext): BatchPlan {
+function plan(events: readonly EngineInput[], ctx: StepContext): BatchPlan {
   const planner = new BatchPlanner({ topic: 'in', partition: 0 }, ctx);
   events.forEach((e, i) =>
     planner.add(
@@ -229,7 +229,7 @@ describe('the refused filter', () => {
     for (let i = 0; i < 16; i++) {
       const chunk = Buffer.alloc(32 * 1024);
       for (let b = 0; b < chunk.length; b++)
-        for (let bit = 0; bit < 8; bit++) if (random() < 0.8) chunk[b] |= 1 << bit;
+        for (let bit = 0; bit < 8; bit++) if (random() < 0.8) chunk[b] = chunk[b]! | (1 << bit);
       filter.restore(i, chunk);
     }
     expect(filter.fill).toBeCloseTo(0.8, 2);

@@ -70,7 +70,7 @@ export const TOO_LARGE_ERROR_TYPES: ReadonlySet<string> = new Set([
   'RECORD_LIST_TOO_LARGE',
 ]);
 
-function isTooLarge(e: unknown): boolean {
+export function isRecordTooLarge(e: unknown): boolean {
   return causeChain(e).some(
     (x) => x instanceof KafkaJSProtocolError && TOO_LARGE_ERROR_TYPES.has(x.type),
   );
@@ -232,7 +232,9 @@ export async function commitBatch(
       for (const topicMessages of onePartitionEach(request)) {
         const results = await txn.sendBatch({ acks: -1, topicMessages }).catch((e: unknown) => {
           const [sent] = topicMessages;
-          throw isTooLarge(e) && sent ? new RecordTooLargeError(sent.topic, sent.messages, e) : e;
+          throw isRecordTooLarge(e) && sent
+            ? new RecordTooLargeError(sent.topic, sent.messages, e)
+            : e;
         });
         const { missing, repeated } = sendProblems(topicMessages, results);
         if (missing.length > 0 || repeated.length > 0)

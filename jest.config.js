@@ -2,18 +2,33 @@
  * Prometheus, started once by the global setup). `npm test` runs both. */
 // Transpile only (tsconfig's isolatedModules): `npm run typecheck` checks the types once.
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
+// The AI SDK (`ai` 7.x and its own packages) ships ES modules only. Node 22 loads them from
+// CommonJS by itself (require(esm)), jest's module loader does not before Node 24.9: jest
+// compiles them to CommonJS (zod: the ESM files of it that the AI SDK imports).
+const ESM_ONLY = '(ai|@ai-sdk/[^/]+|@workflow/serde|zod)';
+const esmToCjs = [
+  'ts-jest',
+  { tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022', sourceMap: false } },
+];
+const transform = {
+  '^.+\\.ts$': tsJest,
+  [`/node_modules/${ESM_ONLY}/.+\\.js$`]: esmToCjs,
+};
+const transformIgnorePatterns = [`/node_modules/(?!${ESM_ONLY}/)`];
 module.exports = {
   projects: [
     {
       displayName: 'unit',
       testEnvironment: 'node',
-      transform: { '^.+\\.ts$': tsJest },
+      transform,
+      transformIgnorePatterns,
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
     },
     {
       displayName: 'integration',
       testEnvironment: 'node',
-      transform: { '^.+\\.ts$': tsJest },
+      transform,
+      transformIgnorePatterns,
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/cluster/'],
       // Starts Kafka + registry (or reuses KAFKA_BROKERS / SCHEMA_REGISTRY_URL) only when a test
@@ -31,7 +46,8 @@ module.exports = {
       // the cluster, and a registry unless SCHEMA_REGISTRY_URL is given.
       displayName: 'cluster',
       testEnvironment: 'node',
-      transform: { '^.+\\.ts$': tsJest },
+      transform,
+      transformIgnorePatterns,
       testMatch: ['<rootDir>/test/integration/cluster/**/*.test.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/integration/setupTimeout.ts'],
     },

@@ -2,7 +2,10 @@
  * The seed's incident in LangChain, guarded: a `createAgent` agent with langchain's own
  * summarization at its defaults (keep 20 messages, trimTokensToSummarize 4000) and a fake model
  * (no API key), 25 tool rounds of long log output, and a rule in the first user message. Without
- * the guard the summarizer would only see the last ~4,000 tokens and the rule would vanish.
+ * the guard the summarizer would only see the last ~4,000 tokens and the rule would vanish. The
+ * first summary fails (langchain turns the error into the summary's text) and is held back; the
+ * next is refused until the history is spilled, then committed, and the rule is put back
+ * verbatim right after it (keepPinned).
  * Start the processor (`npm start`), then in another terminal:
  *
  *   npx tsx examples/langchain-agent.ts
@@ -28,8 +31,13 @@ async function main(): Promise<void> {
   }
   model.respond(new AIMessage('All 25 logs read; nothing under /prod was touched.'));
   const summarizer = fakeModel();
+  summarizer.respond(new Error('the summarizer is overloaded')); // a failed summary
   for (let i = 0; i < 5; i++)
-    summarizer.respond(new AIMessage('Summary: the logs read so far look fine.'));
+    summarizer.respond(
+      new AIMessage(
+        'The agent is reading the service logs one by one with read_log; every file read so far holds only INFO lines for requests served in about 12 ms, and nothing failed.',
+      ),
+    );
   const readLog = tool(
     async ({ file }: { file: string }) => `${file}: ${'INFO served in 12 ms; '.repeat(180)}`,
     {
@@ -38,30 +46,28 @@ async function main(): Promise<void> {
       schema: { type: 'object', properties: { file: { type: 'string' } }, required: ['file'] },
     },
   );
-  const agent = createAgent({
-    model,
-    tools: [readLog],
-    middleware: [
-      guardedSummarization({
-        summarization: { model: summarizer, trigger: { tokens: 20_000 } }, // langchain's options
-        session: client.session(`langchain-demo-${Date.now()}`),
-        spill: new FileSpillStore(process.env.CG_SPILL_DIR ?? '.cache/spills'),
-        onVerdict: (v) =>
-          console.log(`verdict: ${v.decision} ${v.action} ${v.basis ?? ''} ${v.diagnostic ?? ''}`),
-        onRefusal: (r) =>
-          console.log(
-            `summary held back, history intact: ${r.verdict?.diagnostic ?? r.error?.message}`,
-          ),
-      }),
-    ],
+  const guard = guardedSummarization({
+    summarization: { model: summarizer, trigger: { tokens: 20_000 } }, // langchain's options
+    session: client.session(`langchain-demo-${Date.now()}`),
+    spill: new FileSpillStore(process.env.CG_SPILL_DIR ?? '.cache/spills'),
+    onVerdict: (v) =>
+      console.log(`verdict: ${v.decision} ${v.action} ${v.basis ?? ''} ${v.diagnostic ?? ''}`),
+    onRefusal: (r) => console.log(`summary held back (${r.reason}), history intact`),
   });
+  const agent = createAgent({ model, tools: [readLog], middleware: [guard] });
   const rule = 'You must never delete anything under /prod. Read the 25 logs one by one.';
   const result = await agent.invoke(
     { messages: [new HumanMessage(rule)] },
     { recursionLimit: 200 },
   );
+  const [first, second] = result.messages;
   console.log(
-    `${result.messages.length} messages in the agent's history; the first: ${String(result.messages[0]!.content).slice(0, 60)}`,
+    `${result.messages.length} messages in the agent's history; the first: ${String(first!.content).slice(0, 60)}`,
+  );
+  console.log(`the second, kept verbatim: ${String(second!.content)}`);
+  const c = guard.counts;
+  console.log(
+    `compactions: ${c.committed} committed, ${c.pinnedKept} pinned message(s) kept verbatim, held back: ${JSON.stringify(c.refused)}`,
   );
   await client.close();
 }

@@ -33,7 +33,7 @@ export interface StartOptions {
 /** Starts the processor; with no KAFKA_BROKERS, first starts a local Kafka + registry. */
 export async function startProcessor(
   config: Config,
-  log = createLogger(config.logLevel),
+  log = createLogger(config.logLevel, undefined, config.logFormat),
   options: StartOptions = {},
 ): Promise<Running> {
   log.info({ config: redactConfig(config) }, 'configuration');
@@ -135,7 +135,7 @@ export const STOP_DEADLINE_MS = 25_000;
 export async function runCommand(flags: Record<string, string | undefined>): Promise<void> {
   const config = loadConfig(process.env, flags);
   requireRegistry(config);
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, undefined, config.logFormat);
   // Handlers from the first moment: a signal during start-up must stop as cleanly as later.
   let running: Running | null = null;
   let announcement: Announcement | null = null;

@@ -61,7 +61,7 @@ export async function simulate(
   o: SimulateOptions,
 ): Promise<number> {
   let config = loadConfig(process.env, flags);
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, undefined, config.logFormat);
   if (config.brokers.length === 0) {
     // No brokers given: those of a running `npm start` (src/services/embedded.ts).
     const embedded = readEmbeddedState();

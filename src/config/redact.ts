@@ -4,7 +4,9 @@
  * of a Config that is ever logged.
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
+import pretty from 'pino-pretty';
 import { type Config, SECRET_KEYS } from './config';
+import type { LogFormat } from './settings';
 
 export const REDACTED = '[REDACTED]';
 
@@ -25,10 +27,32 @@ export const REDACT_PATHS: string[] = [
   ...SECRET_FIELDS.map((f) => `*.*.${f}`),
 ];
 
-/** The logger of `run` and `simulate`: JSON lines, secrets censored. */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+/**
+ * The logger of `run` and `simulate`, secrets censored: JSON lines for machines (a pipe, a file,
+ * a log shipper), readable lines for a person at a terminal (`CG_LOG_FORMAT`, default auto).
+ * pino-pretty runs in this thread (no worker transport), so a line is written before the
+ * process exits.
+ */
+export function createLogger(
+  level: string,
+  destination?: DestinationStream,
+  format: LogFormat = 'auto',
+): Logger {
   const options = { level, redact: { paths: REDACT_PATHS, censor: REDACTED } };
-  return destination ? pino(options, destination) : pino(options);
+  if (destination) return pino(options, destination);
+  const readable = format === 'pretty' || (format === 'auto' && process.stdout.isTTY === true);
+  if (!readable) return pino(options);
+  return pino(
+    options,
+    pretty({
+      sync: true,
+      colorize: process.stdout.isTTY === true,
+      ignore: 'pid,hostname',
+      translateTime: 'SYS:HH:MM:ss.l',
+      // One line per entry: a person reads the stream as it scrolls.
+      singleLine: true,
+    }),
+  );
 }
 
 /** A copy of the config that is safe to log or show: secrets set are replaced, unset stay null. */

@@ -111,6 +111,8 @@ const optional = <T>(parse: Parse<T>): Parse<T | null> => parse;
 export const INPUT_FORMATS = ['auto', 'avro', 'json'] as const;
 export const SASL_MECHANISMS = ['none', 'plain', 'scram-sha-256', 'scram-sha-512'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 // ---- the settings of `run` --------------------------------------------------------------------
 
@@ -297,8 +299,14 @@ export const SETTINGS = {
   logLevel: setting<string>({
     env: 'CG_LOG_LEVEL',
     default: 'info',
-    help: "pino level, for kafkajs' own logs too",
+    help: "pino level, for kafkajs' own logs too (kafkajs' internal chatter is at debug)",
     parse: oneOf(LOG_LEVELS),
+  }),
+  logFormat: setting<LogFormat>({
+    env: 'CG_LOG_FORMAT',
+    default: 'auto',
+    help: 'json (one JSON object per line), pretty (readable lines), or auto: pretty when stdout is a terminal, JSON otherwise',
+    parse: oneOf(LOG_FORMATS),
   }),
   httpHost: setting({
     env: 'CG_HTTP_HOST',

@@ -7,10 +7,15 @@ import type { Config } from '../config/config';
 import { causeChain, OperationalError, StartupError } from '../errors';
 import { retry } from '../retry';
 
+/**
+ * kafkajs' levels in pino's. Its INFO is its own lifecycle chatter ("Starting", "Consumer has
+ * joined the group", "Pausing fetching from 1 topics"): the processor logs what a person needs
+ * of that at info itself, so kafkajs' INFO goes to debug.
+ */
 const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error',
   [logLevel.WARN]: 'warn',
-  [logLevel.INFO]: 'info',
+  [logLevel.INFO]: 'debug',
   [logLevel.DEBUG]: 'debug',
 };
 
@@ -63,8 +68,8 @@ export function kafkajsLogLevel(pinoLevel: string): logLevel {
     case 'debug':
       return logLevel.DEBUG;
     case 'info':
-      return logLevel.INFO;
     case 'warn':
+      // Its INFO would land at debug (LEVELS): not worth building.
       return logLevel.WARN;
     case 'silent':
       return logLevel.NOTHING;

@@ -10,29 +10,65 @@ import { decodeError } from './errors';
 import type { DecodeError } from './errors';
 import { type DuplicateKey, findDuplicateKeys, firstInvalidUtf8 } from './jsonText';
 import { eventRecordType, eventUnionType, isEventType, unwrapEvent, wrapEvent } from './schemas';
+import { NotUtf8Error } from './untrustedTypes';
 import {
-  MAX_LONG,
+  MAX_INTEGER,
+  MAX_PINS,
+  STRING_LIMITS,
+  longerThan,
+  scanJsonText,
+  scanValue,
+} from './bounds';
+import {
   REJECTED,
   compileConformer,
   conform,
   type Conformer,
   describeValue,
+  type FieldLimits,
   fieldError,
-  findInvalid,
-  findSemanticError,
+  findFirstError,
   isPlainObject,
 } from './validate';
 
 export type DecodeResult =
   { ok: true; event: ContextEvent } | { ok: false; error: DecodeError; request?: MalformedRequest };
 
+/** contract §3: "a turn that is empty in some unit" (in TURNS a turn is [turn, turn+1)). */
+function emptyTurn(record: string, field: string, value: unknown, path: readonly string[]) {
+  if (record !== 'TurnAppended' || (field !== 'tokens' && field !== 'messages')) return undefined;
+  const { start, end } = value as { start: number; end: number };
+  if (end !== start) return undefined;
+  return fieldError('EMPTY_TURN', path, `a turn must not be empty, got [${start}, ${end})`);
+}
+
+/** The input events' bounds (contract §3) and the empty-turn rule, for every field check. */
+export const EVENT_LIMITS: FieldLimits = {
+  strings: STRING_LIMITS,
+  maxItems: MAX_PINS,
+  afterField: emptyTurn,
+};
+
 /**
- * contract §3, in its order: not an object; `type` missing, not a string or unknown (checked
- * before any other field); then the fields against the type's Avro record (with defaults);
- * then the semantic rules (negative numbers, reversed ranges, empty turns).
+ * An event handed over as a value (the client, tests): contract §3 in its order. Not text (an
+ * unpaired surrogate in any string: NOT_UTF8), too deep (TOO_DEEP), then as `decodeChecked`.
  * Fields the schema does not declare are ignored (forward compatibility, schemas/README.md).
  */
 export function decodeEventJson(value: unknown): DecodeResult {
+  try {
+    const found = scanValue(value);
+    if (found !== null) {
+      const what = found.code === 'NOT_UTF8' ? `not text: ${found.what}` : found.what;
+      return failure(decodeError(found.code, what));
+    }
+    return decodeChecked(value);
+  } catch (e) {
+    return decoderFailure(value, e);
+  }
+}
+
+/** A value parsed from a text that passed the text checks (no surrogate, not too deep). */
+function decodeParsed(value: unknown): DecodeResult {
   try {
     return decodeChecked(value);
   } catch (e) {
@@ -60,6 +96,11 @@ function decoderFailure(value: unknown, e: unknown): DecodeResult {
   }
 }
 
+/**
+ * contract §3, in its order after the text checks: not an object; `type` missing, not a string
+ * or unknown (checked before any other field); then the fields in schema order (the common ones
+ * first, `signature` last), each with the first check it fails (`findFirstError`).
+ */
 function decodeChecked(value: unknown): DecodeResult {
   if (!isPlainObject(value)) {
     const found = Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value;
@@ -84,15 +125,25 @@ function decodeChecked(value: unknown): DecodeResult {
   if (fast !== undefined) return { ok: true, event: fast };
   const recordType = eventRecordType(type);
   const event = conform(recordType, object);
-  const error = findInvalid(recordType, event) ?? findEventError(recordType, event);
+  const error = findFirstError(recordType, event, EVENT_LIMITS);
   return error ? failure(error, object) : { ok: true, event: event as ContextEvent };
 }
 
 /**
- * One JSON line (offline `audit`, JSON producers): NOT_JSON when it does not parse,
- * DUPLICATE_KEY when an object of it has a key twice (contract §3: not decodable).
+ * One JSON line (offline `audit`, JSON producers), contract §3 in its order: an unpaired
+ * surrogate (NOT_UTF8), nesting deeper than 32 (TOO_DEEP), both found on the text without
+ * recursion before anything walks it; NOT_JSON when it does not parse; DUPLICATE_KEY when an
+ * object of it has a key twice (not decodable); then the value's checks.
  */
 export function decodeEventLine(line: string): DecodeResult {
+  const found = scanJsonText(line);
+  if (found !== null) {
+    const what =
+      found.code === 'NOT_UTF8'
+        ? `not valid UTF-8: ${found.what} at character offset ${found.offset}`
+        : `${found.what}: level ${MAX_DEPTH_PLUS_ONE} opens at character offset ${found.offset}`;
+    return failure(decodeError(found.code, what));
+  }
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -101,8 +152,10 @@ export function decodeEventLine(line: string): DecodeResult {
   }
   const duplicates = findDuplicateKeys(line, value);
   if (duplicates.length > 0) return duplicateKeyFailure(value, duplicates);
-  return decodeEventJson(value);
+  return decodeParsed(value);
 }
+
+const MAX_DEPTH_PLUS_ONE = 33;
 
 /**
  * Fatal on invalid UTF-8; a byte-order mark is kept, so a record that starts with one is
@@ -165,6 +218,7 @@ export function decodeEventAvro(buf: Buffer, writerType?: Type): DecodeResult {
         ? eventUnionType.fromBuffer(buf)
         : eventUnionType.fromBuffer(buf, resolverFor(writerType));
   } catch (e) {
+    if (e instanceof NotUtf8Error) return failure(decodeError('NOT_UTF8', e.message));
     const what = `Avro body does not decode as a context-change event: ${(e as Error).message}`;
     return failure(decodeError('AVRO_DECODE', what));
   }
@@ -180,7 +234,7 @@ export function decodeEventAvro(buf: Buffer, writerType?: Type): DecodeResult {
     const what = `the ${branch} record says ${describeValue(event.type)}`;
     return failure(fieldError('TYPE_MISMATCH', ['type'], what), { ...event, type: branch });
   }
-  const error = findEventError(recordType, event);
+  const error = findFirstError(recordType, event, EVENT_LIMITS);
   return error ? failure(error, event) : { ok: true, event: event as unknown as ContextEvent };
 }
 
@@ -196,14 +250,14 @@ function resolverFor(writerType: Type): ReturnType<Type['createResolver']> {
 /** For producers and tests. Throws on an invalid event: producing one is a bug, not input. */
 export function encodeEventAvro(event: ContextEvent): Buffer {
   const recordType = eventRecordType(event.type);
-  const error = findInvalid(recordType, event) ?? findEventError(recordType, event);
+  const error = findFirstError(recordType, conform(recordType, event), EVENT_LIMITS);
   if (error) throw new Error(`cannot encode ${event.type}: ${error.message}`);
   return eventUnionType.toBuffer(wrapEvent(event));
 }
 
 /** Each event type's record conformer (validate.ts), compiled once. */
 const conformers = new Map<string, Conformer>(
-  EVENT_TYPES.map((type) => [type, compileConformer(eventRecordType(type))]),
+  EVENT_TYPES.map((type) => [type, compileConformer(eventRecordType(type), EVENT_LIMITS)]),
 );
 
 /**
@@ -222,23 +276,6 @@ function conformValid(type: EventType, value: unknown): ContextEvent | undefined
   return e;
 }
 
-/** The semantic rules of contract §3 on a schema-valid event. */
-function findEventError(recordType: Type, event: unknown): DecodeError | undefined {
-  return findSemanticError(recordType, event) ?? findEmptyTurn(event as ContextEvent);
-}
-
-/** contract §3: "a turn that is empty in some unit" (in TURNS a turn is [turn, turn+1)). */
-function findEmptyTurn(event: ContextEvent): DecodeError | undefined {
-  if (event.type !== 'TurnAppended') return undefined;
-  for (const unit of ['tokens', 'messages'] as const) {
-    const { start, end } = event[unit];
-    if (end === start) {
-      return fieldError('EMPTY_TURN', [unit], `a turn must not be empty, got [${start}, ${end})`);
-    }
-  }
-  return undefined;
-}
-
 /**
  * contract §3: "a malformed CompactionRequested whose sessionId, seq and requestId decode is
  * dead-lettered and also answered ... requestedAt null if occurredAt does not decode".
@@ -248,13 +285,20 @@ function failure(error: DecodeError, object?: Record<string, unknown>): DecodeRe
   return request ? { ok: false, error, request } : { ok: false, error };
 }
 
+/** An identifier within the bounds of contract §3, as a request's answer may carry it. */
+function isBoundedId(value: unknown): value is string {
+  return typeof value === 'string' && !longerThan(value, STRING_LIMITS.sessionId!);
+}
+
 function salvageRequest(
   object: Record<string, unknown>,
   error: DecodeError,
 ): MalformedRequest | undefined {
   const { type, sessionId, seq, requestId, occurredAt } = object;
   if (type !== 'CompactionRequested') return undefined;
-  if (typeof sessionId !== 'string' || typeof requestId !== 'string') return undefined;
+  // Only identity within the bounds is answered (§3): a 540 KB requestId copied into a verdict
+  // would make the verdict itself too large to write.
+  if (!isBoundedId(sessionId) || !isBoundedId(requestId)) return undefined;
   if (!isNonNegativeSafeInteger(seq)) return undefined;
   return {
     type: 'MalformedRequest',
@@ -266,8 +310,7 @@ function salvageRequest(
   };
 }
 
-/** "Decodes" as a long of ours would: a non-negative integer avsc can encode (the answer to
- * the request carries it as a long). */
+/** "Decodes" as an integer field of ours would: a non-negative integer up to 2^52 − 1. */
 function isNonNegativeSafeInteger(value: unknown): value is number {
-  return Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_LONG;
+  return Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_INTEGER;
 }

@@ -8,7 +8,7 @@ import * as path from 'path';
 import { Type } from 'avsc';
 import type { types } from 'avsc';
 import { EVENT_TYPES } from '../engine/events';
-import { boundedArrayHook } from './boundedArray';
+import { untrustedTypeHook } from './untrustedTypes';
 import type { ContextEvent, EventType } from '../engine/events';
 
 /** What `Type.forSchema` accepts: schema JSON, or already parsed types (union branches). */
@@ -62,7 +62,7 @@ export function parseEventSchema(schemaJson: string): EventSchema {
     const type = Type.forSchema(branch as AvroSchema, {
       wrapUnions: 'never',
       registry,
-      typeHook: boundedArrayHook, // untrusted input: see boundedArray.ts
+      typeHook: untrustedTypeHook, // untrusted input: see untrustedTypes.ts
     });
     if (type.typeName !== 'record') {
       throw new Error(`context-change-event schema: branch ${type.name ?? '?'} is not a record`);

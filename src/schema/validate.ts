@@ -1,17 +1,17 @@
 /**
  * Schema-driven checks of a value against an avsc type, with errors precise enough for a dead
- * letter: which field, what was expected, what was found (contract §3, §6). avsc decides what is
- * valid (the schema is the single source of truth); this module only adds what avsc leaves out:
- * defaults for absent fields, readable messages, and the semantic rules of contract §3.
+ * letter: which field, what was expected, what was found (contract §3, §6). The schema is the
+ * single source of truth for fields, types, symbols and defaults; this module adds defaults for
+ * absent fields, readable messages, the rules of contract §3 a schema cannot state (no negative
+ * number, no reversed range) and its bounds (integers up to 2^52 − 1, string and array limits),
+ * checked field by field in schema order.
  */
 import type { Type, types } from 'avsc';
+import { MAX_INTEGER, longerThan, utf8Length } from './bounds';
 import { decodeError } from './errors';
 import type { DecodeError } from './errors';
 
 type Path = readonly string[];
-
-/** avsc's longs stop 1 short of Number.MAX_SAFE_INTEGER (it refuses to encode beyond). */
-export const MAX_LONG = 9_007_199_254_740_990;
 
 const isRecordType = (t: Type): t is types.RecordType => t.typeName === 'record';
 const isArrayType = (t: Type): t is types.ArrayType => t.typeName === 'array';
@@ -72,37 +72,41 @@ export const REJECTED: unique symbol = Symbol('rejected');
 /** `value` conformed, or `REJECTED`. */
 export type Conformer = (value: unknown) => unknown;
 
-const conformers = new WeakMap<Type, Conformer>();
+/** Compiled conformers, per limits, per type. */
+const conformers = new WeakMap<FieldLimits, WeakMap<Type, Conformer>>();
 const hasOwn = Object.prototype.hasOwnProperty;
 const rejectAll: Conformer = () => REJECTED;
 
 /**
- * `conform`, `findInvalid` and `findSemanticError` in one pass over the value, for the per-event
- * hot path: returns exactly what `conform(type, value)` returns when neither check would find
- * anything, and `REJECTED` otherwise. It never explains: a rejected value goes through those
- * three functions for its precise error (or for its acceptance: the conformer may reject what it
+ * `conform` and `findFirstError` in one pass over the value, for the per-event hot path: returns
+ * exactly what `conform(type, value)` returns when `findFirstError` (with the same limits) would
+ * find nothing, and `REJECTED` otherwise. It never explains: a rejected value goes through those
+ * two functions for its precise error (or for its acceptance: the conformer may reject what it
  * cannot vouch for, e.g. types these schemas do not use, never accept what they would refuse).
- * Kept in step with avsc 5.7.9's checks (`_check` of record, array, unwrapped union, enum,
- * long, string, null); test/unit/schema-conformer.test.ts compares the two on random input.
+ * The empty-turn rule (`limits.afterField`) is left to the caller.
+ * test/unit/schema-conformer.test.ts compares the two on random input.
  */
-export function compileConformer(type: Type): Conformer {
-  const known = conformers.get(type);
+export function compileConformer(type: Type, limits: FieldLimits = NO_LIMITS): Conformer {
+  let cache = conformers.get(limits);
+  if (cache === undefined) conformers.set(limits, (cache = new WeakMap()));
+  const known = cache.get(type);
   if (known !== undefined) return known;
   // Registered before compiling, so a named type referring to itself compiles too.
   const late: { conform?: Conformer } = {};
-  conformers.set(type, (value) => (late.conform as Conformer)(value));
-  const compiled = compileType(type);
+  cache.set(type, (value) => (late.conform as Conformer)(value));
+  const compiled = compileType(type, limits);
   late.conform = compiled;
-  conformers.set(type, compiled);
+  cache.set(type, compiled);
   return compiled;
 }
 
-function compileType(type: Type): Conformer {
-  if (isRecordType(type)) return compileRecord(type);
+function compileType(type: Type, limits: FieldLimits): Conformer {
+  if (isRecordType(type)) return compileRecord(type, limits);
   if (isArrayType(type)) {
-    const item = compileConformer(type.itemsType);
+    const item = compileConformer(type.itemsType, limits);
+    const max = limits.maxItems;
     return (value) => {
-      if (!Array.isArray(value)) return REJECTED;
+      if (!Array.isArray(value) || value.length > max) return REJECTED;
       const out = new Array<unknown>(value.length);
       for (let i = 0; i < value.length; i++) {
         const v = item(value[i]);
@@ -122,7 +126,7 @@ function compileType(type: Type): Conformer {
     if (!unwrapped || type.types.length !== 2 || !simple.includes(only?.typeName ?? '')) {
       return rejectAll;
     }
-    const inner = compileConformer(only as Type);
+    const inner = compileConformer(only as Type, limits);
     return (value) => (value === null ? null : inner(value));
   }
   if (isEnumType(type)) {
@@ -131,9 +135,9 @@ function compileType(type: Type): Conformer {
   }
   switch (type.typeName) {
     case 'long':
-      // avsc: an integer within ±MAX_LONG; contract §3: never negative; conform: -0 becomes 0.
+      // contract §3: an integer, never negative, at most 2^52 − 1; conform: -0 becomes 0.
       return (value) =>
-        typeof value === 'number' && value >= 0 && value <= MAX_LONG && Number.isInteger(value)
+        typeof value === 'number' && value >= 0 && value <= MAX_INTEGER && Number.isInteger(value)
           ? value === 0
             ? 0
             : value
@@ -153,7 +157,13 @@ function compileType(type: Type): Conformer {
  * conformed value of a type has one shape. Field names are Avro names (`[A-Za-z_][A-Za-z0-9_]*`,
  * enforced by avsc), quoted with JSON.stringify all the same.
  */
-function compileRecord(type: types.RecordType): Conformer {
+/** A string field's conformer with its byte limit (contract §3, bounds). */
+function limitedString(inner: Conformer, limit: number): Conformer {
+  return (value) =>
+    typeof value === 'string' && longerThan(value, limit) ? REJECTED : inner(value);
+}
+
+function compileRecord(type: types.RecordType, limits: FieldLimits): Conformer {
   const args: string[] = ['R', 'hasOwn'];
   const values: unknown[] = [REJECTED, hasOwn];
   const lines: string[] = [
@@ -164,7 +174,9 @@ function compileRecord(type: types.RecordType): Conformer {
     const name = JSON.stringify(field.name);
     const sample: unknown = field.defaultValue();
     args.push(`c${i}`);
-    values.push(compileConformer(field.type));
+    const inner = compileConformer(field.type, limits);
+    const limit = limits.strings[field.name];
+    values.push(limit === undefined ? inner : limitedString(inner, limit));
     lines.push(`var x${i} = hasOwn.call(v, ${name}) ? v[${name}] : undefined;`);
     if (sample === undefined) {
       lines.push(`if (x${i} === undefined) return R;`);
@@ -208,10 +220,14 @@ export function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing';
   // JSON.parse reads 1e400 as Infinity, which JSON.stringify would show as null.
   if (typeof value === 'number' && !Number.isFinite(value)) {
+    if (Number.isNaN(value)) return 'NaN';
     return `a number too large to represent (${value < 0 ? '-' : ''}1e400 or the like)`;
   }
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object' && value !== null) return 'an object';
+  if (typeof value === 'string' && value.length > 60) {
+    return `${JSON.stringify(value.slice(0, 56))}... (${value.length} characters)`;
+  }
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
@@ -222,119 +238,175 @@ export function fieldError(code: DecodeError['code'], path: Path, what: string):
   return decodeError(code, `field "${field}": ${what}`, field);
 }
 
-/** Classifies avsc's complaint about one value (from `isValid`'s errorHook). */
-function classify(path: Path, value: unknown, type: Type): DecodeError {
-  const expected = describeType(type);
-  if (typeof value === 'symbol') {
-    // A stand-in of `shieldEnums`: only ever an object or an array at an enum.
+/**
+ * What the checks enforce beyond the schema's types (contract §3): the byte limit of string
+ * fields by name and the item limit of arrays (bounds), and a rule run after a field's own checks
+ * (an empty turn). Outputs are checked with none of these.
+ */
+export interface FieldLimits {
+  /** Byte limit of a string field, by field name. */
+  strings: Readonly<Record<string, number>>;
+  /** Items an array field may hold. */
+  maxItems: number;
+  /** Checked after a record field passed its own checks, in field order. */
+  afterField?: (
+    record: string,
+    field: string,
+    value: unknown,
+    path: Path,
+  ) => DecodeError | undefined;
+}
+
+const NO_LIMITS: FieldLimits = { strings: {}, maxItems: Number.POSITIVE_INFINITY };
+
+/** Does the value have the JSON kind the type wants (the one check `WRONG_TYPE` names)? */
+function hasKind(type: Type, value: unknown): boolean {
+  switch (type.typeName) {
+    case 'record':
+      return isPlainObject(value);
+    case 'array':
+      return Array.isArray(value);
+    case 'enum':
+    case 'string':
+      return typeof value === 'string';
+    case 'long':
+    case 'int':
+    case 'double':
+    case 'float':
+      return typeof value === 'number';
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'null':
+      return value === null;
+    default:
+      return type.isValid(value);
+  }
+}
+
+/** The checks of an integer field (contract §3), in order: an integer, at most 2^52 − 1, ≥ 0. */
+function integerError(value: number, path: Path): DecodeError | undefined {
+  // ±Infinity (JSON 1e400) is an integer too large to represent; a fraction is not an integer.
+  if (Number.isNaN(value) || (Number.isFinite(value) && !Number.isInteger(value))) {
+    return fieldError('NOT_AN_INTEGER', path, `expected an integer, got ${describeValue(value)}`);
+  }
+  if (value > MAX_INTEGER) {
+    const what = `expected an integer at most ${MAX_INTEGER} (2^52 − 1), got ${describeValue(value)}`;
+    return fieldError('NUMBER_TOO_LARGE', path, what);
+  }
+  if (value < 0) {
+    return fieldError(
+      'NEGATIVE_NUMBER',
+      path,
+      `expected a non-negative integer, got ${describeValue(value)}`,
+    );
+  }
+  return undefined;
+}
+
+function stringError(
+  value: string,
+  path: Path,
+  limit: number | undefined,
+): DecodeError | undefined {
+  if (limit === undefined || !longerThan(value, limit)) return undefined;
+  const what = `${utf8Length(value)} bytes in UTF-8, more than the ${limit} allowed`;
+  return fieldError('TOO_LONG', path, what);
+}
+
+/**
+ * The first problem of `value` against `type`, field by field in schema order, each field with
+ * the first check it fails (contract §3): missing, wrong type, not in its enum, not an integer,
+ * too large, negative, too long; a record's fields before its own rule (a reversed range), and
+ * `limits.afterField` after each field. Undefined when valid. Absent fields take their schema
+ * default (contract §3: fields with a default may be absent). Never throws on JSON-like input:
+ * every value is looked at by its own kind, never used as a property key.
+ */
+export function findFirstError(
+  type: Type,
+  value: unknown,
+  limits: FieldLimits = NO_LIMITS,
+  path: Path = [],
+  fieldName = '',
+): DecodeError | undefined {
+  if (isUnionType(type)) {
+    if (value === null && type.types.some((t) => t.typeName === 'null')) return undefined;
+    const branch = type.types.find((t) => t.typeName !== 'null' && hasKind(t, value));
+    if (branch === undefined) {
+      return fieldError(
+        'WRONG_TYPE',
+        path,
+        `expected ${describeType(type)}, got ${describeValue(value)}`,
+      );
+    }
+    return findFirstError(branch, value, limits, path, fieldName);
+  }
+  if (!hasKind(type, value)) {
     return fieldError(
       'WRONG_TYPE',
       path,
-      `expected ${expected}, got ${value.description ?? 'an object'}`,
+      `expected ${describeType(type)}, got ${describeValue(value)}`,
     );
   }
-  if (value === undefined) {
-    return fieldError('MISSING_FIELD', path, `required field is missing (expected ${expected})`);
-  }
-  if (isEnumType(type) && typeof value === 'string') {
-    return fieldError('BAD_ENUM', path, `expected ${expected}, got ${describeValue(value)}`);
-  }
-  if (type.typeName === 'long' && typeof value === 'number') {
-    const range = Number.isSafeInteger(value) ? ` within ±${MAX_LONG}` : ' (a safe integer)';
-    const what = `expected long${range}, got ${describeValue(value)}`;
-    return fieldError('NOT_AN_INTEGER', path, what);
-  }
-  return fieldError('WRONG_TYPE', path, `expected ${expected}, got ${describeValue(value)}`);
-}
-
-/**
- * `value` with every object or array that sits where the schema wants an enum replaced by a
- * symbol that names what it was. avsc 5.7.9 checks an enum by using the value as a property
- * key (`_indices[val]`), which turns an object into a string; for `{"toString":null}`, valid
- * JSON, that conversion throws, out of `isValid`, and a JSON record that throws while decoding
- * is never dead-lettered. A symbol is a key no symbol list holds, so avsc reports it where the
- * object was, in schema order. Copies only along the paths it changes, prototypes kept (avsc
- * reads inherited fields too).
- */
-function shieldEnums(type: Type, value: unknown): unknown {
-  if (isEnumType(type)) {
-    if (typeof value !== 'object' || value === null) return value;
-    return Symbol(describeValue(value));
-  }
-  if (isRecordType(type) && isPlainObject(value)) {
-    let copy: Record<string, unknown> | undefined;
-    for (const field of type.fields) {
-      const given = value[field.name];
-      const shielded = shieldEnums(field.type, given);
-      if (shielded === given) continue;
-      copy ??= Object.assign(Object.create(Object.getPrototypeOf(value) as object | null), value);
-      (copy as Record<string, unknown>)[field.name] = shielded;
+  if (isRecordType(type)) return recordError(type, value as Record<string, unknown>, limits, path);
+  if (isArrayType(type)) {
+    const items = value as unknown[];
+    if (items.length > limits.maxItems) {
+      const what = `${items.length} items, more than the ${limits.maxItems} allowed`;
+      return fieldError('TOO_LONG', path, what);
     }
-    return copy ?? value;
-  }
-  if (isArrayType(type) && Array.isArray(value)) {
-    const items = value.map((item: unknown) => shieldEnums(type.itemsType, item));
-    return items.every((item, i) => item === value[i]) ? value : items;
-  }
-  if (isUnionType(type)) {
-    const nonNull = type.types.filter((t) => t.typeName !== 'null');
-    return nonNull.length === 1 && value !== null ? shieldEnums(nonNull[0] as Type, value) : value;
-  }
-  return value;
-}
-
-/** The first field (in schema order) that avsc finds invalid, or undefined when valid. */
-export function findInvalid(type: Type, value: unknown): DecodeError | undefined {
-  let first: DecodeError | undefined;
-  type.isValid(shieldEnums(type, value), {
-    errorHook: (path, any, failing) => {
-      first ??= classify(path, any, failing);
-    },
-  });
-  return first;
-}
-
-/**
- * The rules of contract §3 that a schema cannot state, on a value `findInvalid` accepted:
- * every long in these schemas is a seq, a position, a span, a token figure or an epoch time, so
- * a negative one is malformed; a range (a record with `start` and `end`) must not be reversed.
- * It also re-checks enum symbols against the list: avsc 5.7.9 looks symbols up in a plain
- * object, so `"constructor"` or `"toString"` would pass its check.
- */
-export function findSemanticError(
-  type: Type,
-  value: unknown,
-  path: Path = [],
-): DecodeError | undefined {
-  if (isRecordType(type) && isPlainObject(value)) {
-    for (const field of type.fields) {
-      const error = findSemanticError(field.type, value[field.name], [...path, field.name]);
-      if (error) return error;
-    }
-    return findReversedRange(type, value, path);
-  }
-  if (isArrayType(type) && Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const error = findSemanticError(type.itemsType, item, [...path, String(index)]);
+    for (let i = 0; i < items.length; i++) {
+      const error = findFirstError(
+        type.itemsType,
+        items[i],
+        limits,
+        [...path, String(i)],
+        fieldName,
+      );
       if (error) return error;
     }
     return undefined;
   }
-  if (isUnionType(type)) {
-    const branch = type.types.find((t) => t.isValid(value));
-    return branch ? findSemanticError(branch, value, path) : undefined;
-  }
-  if (isEnumType(type) && !type.symbols.includes(value as string)) {
+  if (isEnumType(type)) {
+    if (type.symbols.includes(value as string)) return undefined;
     return fieldError(
       'BAD_ENUM',
       path,
       `expected ${describeType(type)}, got ${describeValue(value)}`,
     );
   }
-  if (type.typeName === 'long' && typeof value === 'number' && value < 0) {
-    return fieldError('NEGATIVE_NUMBER', path, `expected a non-negative integer, got ${value}`);
+  if (type.typeName === 'long') return integerError(value as number, path);
+  if (type.typeName === 'string')
+    return stringError(value as string, path, limits.strings[fieldName]);
+  return type.isValid(value)
+    ? undefined
+    : fieldError('WRONG_TYPE', path, `expected ${describeType(type)}, got ${describeValue(value)}`);
+}
+
+function recordError(
+  type: types.RecordType,
+  value: Record<string, unknown>,
+  limits: FieldLimits,
+  path: Path,
+): DecodeError | undefined {
+  for (const field of type.fields) {
+    const own = ownField(value, field.name);
+    const given: unknown = own === undefined ? field.defaultValue() : own;
+    const at = [...path, field.name];
+    if (given === undefined) {
+      const what = `required field is missing (expected ${describeType(field.type)})`;
+      return fieldError('MISSING_FIELD', at, what);
+    }
+    const error =
+      findFirstError(field.type, given, limits, at, field.name) ??
+      limits.afterField?.(shortTypeName(type), field.name, given, at);
+    if (error) return error;
   }
-  return undefined;
+  return findReversedRange(type, value, path);
+}
+
+/** Every check of `findFirstError`, without the input bounds: for output records. */
+export function findInvalid(type: Type, value: unknown): DecodeError | undefined {
+  return findFirstError(type, value);
 }
 
 function findReversedRange(

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { runCommand, seconds } from './processes';
 import { serviceSettings } from '../config/config';
@@ -100,7 +100,11 @@ async function populate(
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   const started = Date.now();
-  process.stderr.write(`[services] first use: fetching ${what} through Maven into ${dir}\n`);
+  const progress = new FetchProgress(
+    what,
+    `[services] first use: fetching ${what} through Maven into ${dir}`,
+    tmp,
+  );
   try {
     await fill(tmp);
     writeFileSync(join(tmp, COMPLETE_MARKER), new Date().toISOString() + '\n');
@@ -114,19 +118,62 @@ async function populate(
       rmSync(tmp, { recursive: true, force: true }); // another process won the race
     }
   } catch (err) {
+    progress.end('failed');
     rmSync(tmp, { recursive: true, force: true });
     throw err;
   }
-  process.stderr.write(`[services] fetched ${what} in ${seconds(started)} s\n`);
+  progress.end(`fetched in ${seconds(started)} s`);
 }
 
-/** Batch mode keeps Maven's per-artifact "Downloaded ..." lines (progress) but drops colours. */
+/** Maven's log of a fetch, in the fetch's temp dir (quoted when it fails: runCommand). */
+const MAVEN_LOG = 'maven.log';
+
+/**
+ * One progress line for a fetch instead of Maven's block of [INFO] lines: on a terminal the line
+ * is rewritten with the artifacts downloaded so far (counted in Maven's log); elsewhere it is
+ * written once, and the outcome on a line of its own.
+ */
+class FetchProgress {
+  private readonly tty = process.stderr.isTTY === true;
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly what: string,
+    private readonly line: string,
+    private readonly dir: string,
+  ) {
+    process.stderr.write(this.tty ? `${line} …` : `${line}\n`);
+    if (this.tty) this.timer = setInterval(() => this.show(), 500).unref();
+  }
+
+  private downloaded(): number {
+    try {
+      const log = readFileSync(join(this.dir, MAVEN_LOG), 'utf8');
+      return log.split('\nDownloaded from ').length - 1;
+    } catch {
+      return 0; // Maven has not written its log yet
+    }
+  }
+
+  private show(): void {
+    process.stderr.write(`\r${this.line} … ${this.downloaded()} artifacts`);
+  }
+
+  end(outcome: string): void {
+    clearInterval(this.timer);
+    process.stderr.write(
+      this.tty ? `\r${this.line}: ${outcome}\x1b[K\n` : `[services] ${this.what}: ${outcome}\n`,
+    );
+  }
+}
+
+/** Batch mode, output to a log in `cwd` (the fetch's temp dir): quoted by runCommand on failure. */
 async function maven(cwd: string, args: string[]): Promise<void> {
   await runCommand({
     command: 'mvn',
     args: ['-B', ...args],
     cwd,
-    output: 'stderr',
+    output: { logFile: join(cwd, MAVEN_LOG) },
     timeoutMs: MAVEN_TIMEOUT_MS,
   });
 }

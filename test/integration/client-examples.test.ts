@@ -1,7 +1,7 @@
 /**
- * examples/orchestrator.ts and examples/langchain-agent.ts run as a user runs them (`npx tsx`,
- * settings from the environment as for `compaction-guard run`) against a real processor, and
- * print the refusal, the spill's approval and the commit.
+ * examples/orchestrator.ts, examples/langchain-agent.ts and examples/ai-sdk-agent.ts run as a
+ * user runs them (`npx tsx`, settings from the environment as for `compaction-guard run`) against
+ * a real processor, and print the refusal, the spill's approval, the commit and their counts.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -65,6 +65,27 @@ describe('the client examples', () => {
     expect(r.stdout).toMatch(/verdict: REFUSE SPILL .*EVICTED_PINNED at MESSAGES \[0,1\)/);
     expect(r.stdout).toMatch(/verdict: APPROVE NONE LOSSLESS_SPILL/);
     expect(r.stdout).toMatch(/the first: Here is a summary/);
-    expect(readdirSync(spills).length).toBe(2);
+    expect(r.stdout).toMatch(/summary held back \(SUMMARIZER_THREW\), history intact/);
+    expect(r.stdout).toMatch(
+      /the second, kept verbatim: You must never delete anything under \/prod/,
+    );
+    expect(r.stdout).toMatch(
+      /compactions: 1 committed, 1 pinned message\(s\) kept verbatim, held back: .*"SUMMARIZER_THREW":1/,
+    );
+    expect(readdirSync(spills).filter((d) => d.startsWith('langchain-demo-'))).toHaveLength(1);
+  });
+
+  it('ai-sdk-agent.ts: a failed summary is held back, the next is refused until the history is spilled, then committed with the rule kept verbatim', async () => {
+    const r = await run('ai-sdk-agent.ts');
+    expect(r).toMatchObject({ status: 0 });
+    expect(r.stdout).toMatch(/summary held back \(ERROR_SUMMARY\), messages kept/);
+    expect(r.stdout).toMatch(/verdict: REFUSE SPILL .*EVICTED_PINNED at MESSAGES \[0,1\)/);
+    expect(r.stdout).toMatch(/verdict: APPROVE NONE LOSSLESS_SPILL/);
+    expect(r.stdout).toMatch(/the rule reached the model verbatim in its last call: true/);
+    expect(r.stdout).toMatch(
+      /compactions: 1 committed, 1 pinned message\(s\) kept verbatim, held back: .*"ERROR_SUMMARY":1/,
+    );
+    expect(r.stdout).toMatch(/final answer: All 25 logs read/);
+    expect(readdirSync(spills).filter((d) => d.startsWith('ai-sdk-demo-'))).toHaveLength(1);
   });
 });

@@ -10,8 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
-import { fakeModel } from '@langchain/core/testing';
-import { createAgent, tool } from 'langchain';
+import { createAgent } from 'langchain';
 import { FileSpillStore, type GuardedSession, type SpillStore } from '../../src/client';
 import type { Verdict } from '../../src/engine/outputs';
 import {
@@ -19,55 +18,16 @@ import {
   guardedSummarization,
   type GuardRefusal,
   type GuardedSummarizationOptions,
+  type RefusalReason,
 } from '../../src/integrations/langchain';
-import { decodeOutput, readTopics } from './pipeline';
+import { type Consumed, decodeOutput, readTopics } from './pipeline';
 import { stack, type Stack } from './client/harness';
+import { readLog, scriptedModel, summaryModel } from '../support/langchainAgent';
+import { RULE } from '../support/ruleConversation';
 
 jest.setTimeout(240_000);
 
-const RULE = 'You must never delete anything under /prod. Check the 25 log files one by one.';
 const ROUNDS = 25;
-
-/** The agent's model: per conversation, 25 tool calls then a final answer. */
-function scriptedModel(conversations = 1) {
-  const model = fakeModel();
-  for (let c = 0; c < conversations; c++) {
-    // Explicit messages: respondWithTools would derive each call's content from the whole input.
-    for (let i = 0; i < ROUNDS; i++)
-      model.respond(
-        new AIMessage({
-          content: `Reading app-${i}.log`,
-          tool_calls: [
-            {
-              name: 'read_log',
-              args: { file: `app-${i}.log` },
-              id: `call-${c}-${i}`,
-              type: 'tool_call',
-            },
-          ],
-        }),
-      );
-    model.respond(new AIMessage('All 25 files checked; nothing under /prod was touched.'));
-  }
-  return model;
-}
-
-function summaryModel(times = 10) {
-  const summarizer = fakeModel();
-  for (let i = 0; i < times; i++)
-    summarizer.respond(new AIMessage(`Summary ${i}: logs read so far look fine.`));
-  return summarizer;
-}
-
-/** ~1,000 tokens of log per call. */
-const readLog = tool(
-  async ({ file }: { file: string }) => `${file}: ${'INFO request served in 12 ms; '.repeat(130)}`,
-  {
-    name: 'read_log',
-    description: 'Reads one log file',
-    schema: { type: 'object', properties: { file: { type: 'string' } }, required: ['file'] },
-  },
-);
 
 /** 25 tool rounds of ~1,000-token results, then a final answer; a summary model that always answers. */
 async function converse(
@@ -76,68 +36,73 @@ async function converse(
   trimTokensToSummarize: number | undefined,
   store: SpillStore,
   guard: Pick<GuardedSummarizationOptions, 'policy' | 'onRefusal'> = {},
+  summarizer: ReturnType<typeof summaryModel> = summaryModel(),
 ) {
-  const model = scriptedModel();
-  const summarizer = summaryModel();
+  const model = scriptedModel(ROUNDS);
   const refusals: GuardRefusal[] = [];
   const also = guard.onRefusal === 'throw' ? undefined : guard.onRefusal;
   const writes: string[] = [];
   const session = s.client.session(sessionId);
-  const agent = createAgent({
-    model,
-    tools: [readLog],
-    middleware: [
-      guardedSummarization({
-        summarization: {
-          model: summarizer,
-          trigger: { tokens: 20_000 },
-          ...(trimTokensToSummarize !== undefined ? { trimTokensToSummarize } : {}),
-        },
-        session,
-        spill: {
-          write: async (w) => {
-            const h = await store.write(w);
-            writes.push(h);
-            return h;
+  const middleware = guardedSummarization({
+    summarization: {
+      model: summarizer,
+      trigger: { tokens: 20_000 },
+      ...(trimTokensToSummarize !== undefined ? { trimTokensToSummarize } : {}),
+    },
+    session,
+    spill: {
+      write: async (w) => {
+        const h = await store.write(w);
+        writes.push(h);
+        return h;
+      },
+      read: (h) => store.read(h),
+    },
+    ...guard,
+    onRefusal:
+      guard.onRefusal === 'throw'
+        ? 'throw'
+        : async (r) => {
+            refusals.push(r);
+            await also?.(r);
           },
-          read: (h) => store.read(h),
-        },
-        ...guard,
-        onRefusal:
-          guard.onRefusal === 'throw'
-            ? 'throw'
-            : async (r) => {
-                refusals.push(r);
-                await also?.(r);
-              },
-      }),
-    ],
   });
+  const agent = createAgent({ model, tools: [readLog], middleware: [middleware] });
   const result = await agent.invoke(
     { messages: [new HumanMessage(RULE)] },
     { recursionLimit: 500 },
   );
-  const verdicts =
-    // Up to the session's APPROVE, or as many verdicts as refusals were surfaced: every verdict
-    // before it is in the same partition, earlier.
-    (
-      await readTopics(
-        [s.config.verdictTopic],
-        (rs) => {
-          const mine = rs
-            .filter((r) => r.key === sessionId)
-            .map((r) => decodeOutput(s.config, r) as unknown as Verdict);
-          return (
-            mine.some((v) => v.decision === 'APPROVE') ||
-            (refusals.length > 0 && mine.length >= refusals.length)
-          );
-        },
-        10_000,
-      )
-    )
+  // Up to the session's APPROVE, or as many verdicts as refusals were surfaced: every verdict
+  // before it is in the same partition, earlier. Nothing to read when nothing was asked.
+  const asked = refusals.filter((r) => r.requestId !== null).length + middleware.counts.committed;
+  const mine = (rs: Consumed[]) =>
+    rs
       .filter((r) => r.key === sessionId)
       .map((r) => decodeOutput(s.config, r) as unknown as Verdict);
-  return { messages: result.messages as BaseMessage[], refusals, writes, verdicts, session };
+  const verdicts =
+    asked === 0
+      ? []
+      : mine(
+          await readTopics(
+            [s.config.verdictTopic],
+            (rs) => {
+              const v = mine(rs);
+              return (
+                v.some((x) => x.decision === 'APPROVE') ||
+                (refusals.length > 0 && v.length >= asked)
+              );
+            },
+            10_000,
+          ),
+        );
+  return {
+    messages: result.messages as BaseMessage[],
+    refusals,
+    writes,
+    verdicts,
+    session,
+    counts: middleware.counts,
+  };
 }
 
 describe('langchain createAgent with guarded summarization, through the real processor', () => {
@@ -175,8 +140,12 @@ describe('langchain createAgent with guarded summarization, through the real pro
       .map((l) => JSON.parse(l) as { type: string; data: { content: string } });
     expect(spilled[0]).toMatchObject({ type: 'human', data: { content: RULE } });
     expect(spilled.length).toBeGreaterThan(40);
-    // The summary went ahead: the agent's history now starts with it.
+    // The summary went ahead: the agent's history now starts with it, and keepPinned put the
+    // rule back verbatim right after it.
     expect(run.messages[0]!.additional_kwargs).toMatchObject({ lc_source: 'summarization' });
+    expect(run.messages[1]).toMatchObject({ content: RULE });
+    expect(run.messages.filter((m) => m.content === RULE)).toHaveLength(1);
+    expect(run.counts.toJSON()).toMatchObject({ committed: 1, pinnedKept: 1 });
   });
 
   it('with the whole history within the summarizer input (trimTokensToSummarize 1,000,000): APPROVE INVARIANT_HOLDS and no spill', async () => {
@@ -226,7 +195,7 @@ describe('langchain createAgent with guarded summarization, through the real pro
     const sessions = new Map<string, GuardedSession>();
     const verdicts: Verdict[] = [];
     const agent = createAgent({
-      model: scriptedModel(2),
+      model: scriptedModel(ROUNDS, 2),
       tools: [readLog],
       middleware: [
         guardedSummarization({
@@ -255,8 +224,37 @@ describe('langchain createAgent with guarded summarization, through the real pro
       ]);
       expect(mine[1]).toMatchObject({ basis: 'LOSSLESS_SPILL' });
       // Each session followed its own thread only: a turn per message seen before a model call
-      // (the rule, 25 tool calls and their results; the final answer comes after the last one).
-      expect(session.turns).toBe(1 + 2 * ROUNDS);
+      // (the rule, 25 tool calls and their results; the final answer comes after the last one),
+      // and one for the rule's copy that keepPinned put back after the committed summary.
+      expect(session.turns).toBe(1 + 2 * ROUNDS + 1);
     }
+  });
+
+  describe('a degenerate summary is never committed: the history stays intact and onRefusal is told why', () => {
+    const cases: [string, RefusalReason, string | Error][] = [
+      ['an empty summary', 'EMPTY_SUMMARY', ''],
+      ['a whitespace summary', 'EMPTY_SUMMARY', '  \n\t '],
+      ['a known error text', 'ERROR_SUMMARY', 'Previous conversation was too long to summarize.'],
+      ['a summarizer call that throws', 'SUMMARIZER_THREW', new Error('summarizer unavailable')],
+      ['a summary too short for its input', 'SUMMARY_TOO_SHORT', 'OK.'],
+    ];
+    it.each(cases)('%s → %s', async (name, reason, answer) => {
+      const summarizer = summaryModel(0);
+      for (let i = 0; i < 40; i++)
+        summarizer.respond(answer instanceof Error ? answer : new AIMessage(answer));
+      const id = `lc-degenerate-${reason}-${name.length}-${s.config.groupId}`;
+      const run = await converse(s, id, undefined, new FileSpillStore(dir), {}, summarizer);
+      expect(run.refusals.length).toBeGreaterThan(0);
+      for (const r of run.refusals)
+        expect(r).toMatchObject({ reason, requestId: null, verdict: null });
+      expect(run.counts.committed).toBe(0);
+      expect(run.counts.refused[reason]).toBe(run.refusals.length);
+      // Never offered: the session sent SessionOpened and one TurnAppended per message, no request.
+      expect(run.session.seq).toBe(1 + run.session.turns);
+      expect(run.verdicts).toEqual([]);
+      // The history is whole: the rule first, every tool round, the final answer.
+      expect(run.messages[0]).toMatchObject({ content: RULE });
+      expect(run.messages).toHaveLength(1 + 2 * ROUNDS + 1);
+    });
   });
 });

@@ -115,7 +115,7 @@ describe('audit: bytes decided as on Kafka', () => {
       '{"type":"SessionClosed","sessionId":"s","seq":1e400,"eventId":"e","occurredAt":1}\n';
     const [dead] = await auditBytes(Buffer.from(line));
     expect(String(dead!.error)).toBe(
-      'NOT_AN_INTEGER: field "seq": expected long (a safe integer), got a number too large to represent (1e400 or the like)',
+      'NUMBER_TOO_LARGE: field "seq": expected an integer at most 4503599627370495 (2^52 − 1), got a number too large to represent (1e400 or the like)',
     );
   });
 });

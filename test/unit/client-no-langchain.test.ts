@@ -1,6 +1,8 @@
 /**
- * `compaction-guard/client` must work without the optional peers langchain / @langchain/core:
- * nothing it loads may import them (only src/integrations/langchain does).
+ * Each entry point loads only its own optional peers: `compaction-guard/client` neither
+ * langchain / @langchain/core nor the AI SDK (`ai`), `compaction-guard/ai-sdk` no langchain,
+ * `compaction-guard/langchain` no `ai`. (test/integration/packed-install.test.ts proves the same
+ * on the packed package installed without them.)
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -37,4 +39,18 @@ it('nothing the client entry point loads imports langchain or @langchain/*', () 
   // The check sees the integration's imports when pointed at it.
   const lc = [...reachable(path.join(SRC, 'integrations/langchain/index.ts'))];
   expect(lc.some((f) => /from 'langchain'/.test(readFileSync(f, 'utf8')))).toBe(true);
+});
+
+const importsOf = (entry: string, peer: RegExp) =>
+  [...reachable(path.join(SRC, entry))].filter((f) => peer.test(readFileSync(f, 'utf8')));
+const LANGCHAIN = /from '(langchain|@langchain\/)/;
+const AI_SDK = /from '(ai|ai\/[^']+|@ai-sdk\/[^']+)'/;
+
+it('the client entry point imports no AI SDK; the AI SDK entry no langchain, the langchain entry no AI SDK', () => {
+  expect(importsOf('client/index.ts', AI_SDK)).toEqual([]);
+  expect(importsOf('integrations/ai-sdk/index.ts', LANGCHAIN)).toEqual([]);
+  expect(importsOf('integrations/langchain/index.ts', AI_SDK)).toEqual([]);
+  // The checks see the integrations' own imports when pointed at them.
+  expect(importsOf('integrations/ai-sdk/index.ts', AI_SDK).length).toBeGreaterThan(0);
+  expect(importsOf('integrations/langchain/index.ts', LANGCHAIN).length).toBeGreaterThan(0);
 });

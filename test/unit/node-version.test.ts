@@ -14,6 +14,7 @@ const root = join(__dirname, '../..');
 const read = (file: string) => readFileSync(join(root, file), 'utf8');
 const pkg = JSON.parse(read('package.json')) as {
   engines: { node: string };
+  devEngines?: { runtime?: { name: string; version: string; onFail: string } };
   devDependencies: Record<string, string>;
 };
 const lock = JSON.parse(read('package-lock.json')) as {
@@ -26,6 +27,18 @@ describe('the Node version', () => {
   it('of the npm scripts (the node devDependency) is one the engines field declares', () => {
     expect(toolchain).toMatch(/^\d+\.\d+\.\d+$/);
     expect(semver.satisfies(toolchain, pkg.engines.node)).toBe(true);
+  });
+
+  it('is a lower bound only: Node 24 (the active LTS) satisfies engines too', () => {
+    expect(semver.satisfies('24.11.0', pkg.engines.node)).toBe(true);
+  });
+
+  it('the system Node that runs npm itself is declared as devEngines, so npx prints no EBADENGINE', () => {
+    // npm skips the root package's engines check when it declares devEngines
+    // (@npmcli/arborist build-ideal-tree.js): `npx compaction-guard` on a system Node 20 then
+    // runs without npm's five-line warning, while the commands run on the toolchain Node.
+    expect(pkg.devEngines?.runtime).toMatchObject({ name: 'node', onFail: 'warn' });
+    expect(semver.satisfies('20.20.2', pkg.devEngines!.runtime!.version)).toBe(true);
   });
 
   it('is supported by every locked dependency that declares Node versions', () => {

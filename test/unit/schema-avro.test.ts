@@ -42,6 +42,20 @@ describe('Avro encode → decode', () => {
 });
 
 describe('Avro bodies that are malformed', () => {
+  it('reports a string whose bytes are not UTF-8 as NOT_UTF8 (as for JSON), naming the byte', () => {
+    const body = encodeEventAvro({ ...SAMPLES.SpillFailed.decoded, error: 'ABCD' } as ContextEvent);
+    const at = body.indexOf(Buffer.from('ABCD')) + 1;
+    const bad = Buffer.from(body);
+    bad[at] = 0xff;
+    expect(decodeEventAvro(bad)).toEqual({
+      ok: false,
+      error: {
+        code: 'NOT_UTF8',
+        message: `a string is not valid UTF-8 (byte offset ${at} of the body)`,
+      },
+    });
+  });
+
   it('reports a truncated body as AVRO_DECODE', () => {
     const body = encodeEventAvro(SAMPLES.TurnAppended.decoded);
     const result = decodeEventAvro(body.subarray(0, body.length - 2));

@@ -1,35 +1,36 @@
 /** The one-pass conformer (validate.ts `compileConformer`) that the decoders try first must agree
- * with the precise path it short-cuts (`conform`, then `findInvalid` and `findSemanticError`):
+ * with the precise path it short-cuts (`conform`, then `findFirstError` with the input bounds):
  * whatever it accepts, the precise path accepts as the same value; every valid event it accepts
  * (else the hot path would be the slow one). The decoders' answers themselves are pinned by the
  * other schema tests. */
 import fc from 'fast-check';
 import { EVENT_TYPES } from '../../src/engine/events';
 import type { ContextEvent, EventType } from '../../src/engine/events';
-import { decodeEventAvro, decodeEventJson, encodeEventAvro } from '../../src/schema/decodeEvent';
-import { eventRecordType, eventUnionType, unwrapEvent } from '../../src/schema/schemas';
 import {
-  REJECTED,
-  compileConformer,
-  conform,
-  findInvalid,
-  findSemanticError,
-} from '../../src/schema/validate';
+  EVENT_LIMITS,
+  decodeEventAvro,
+  decodeEventJson,
+  encodeEventAvro,
+} from '../../src/schema/decodeEvent';
+import { MAX_INTEGER } from '../../src/schema/bounds';
+import { eventRecordType, eventUnionType, unwrapEvent } from '../../src/schema/schemas';
+import { REJECTED, compileConformer, conform, findFirstError } from '../../src/schema/validate';
 import { generateFleetArray } from '../../src/sim';
 import { SAMPLES } from './schema-fixtures';
 
-const MAX_LONG = 9_007_199_254_740_990;
+/** The conformer leaves the empty-turn rule to its caller; the rest it must agree on. */
+const LIMITS = { ...EVENT_LIMITS, afterField: undefined };
 
 /** The precise path on one record: its conformed value, or the first error. */
 function precise(type: EventType, value: unknown): { ok: true; value: unknown } | { ok: false } {
   const recordType = eventRecordType(type);
   const conformed = conform(recordType, value);
-  const error = findInvalid(recordType, conformed) ?? findSemanticError(recordType, conformed);
+  const error = findFirstError(recordType, conformed, LIMITS);
   return error ? { ok: false } : { ok: true, value: conformed };
 }
 
 function expectAgreement(type: EventType, value: unknown): void {
-  const fast = compileConformer(eventRecordType(type))(value);
+  const fast = compileConformer(eventRecordType(type), LIMITS)(value);
   const slow = precise(type, value);
   if (fast === REJECTED) {
     // Rejected: the precise path must find a problem (these schemas use no type the
@@ -60,10 +61,21 @@ const tricky = fc.constantFrom<unknown>(
   1,
   -1,
   1.5,
-  MAX_LONG,
-  MAX_LONG + 1,
+  MAX_INTEGER,
+  MAX_INTEGER + 1,
+  9_007_199_254_740_990,
   2 ** 53,
-  -MAX_LONG,
+  -MAX_INTEGER,
+  'x'.repeat(256),
+  'x'.repeat(257),
+  'é'.repeat(128),
+  'é'.repeat(129),
+  'x'.repeat(1025),
+  'x'.repeat(4097),
+  Array.from({ length: 16 }, () => 'PLAN'),
+  Array.from({ length: 17 }, () => 'PLAN'),
+  { keyId: 'k', expiresAt: 5, value: 'v' },
+  { keyId: 'k', expiresAt: -5, value: 'v' },
   Infinity,
   -Infinity,
   NaN,
@@ -157,7 +169,7 @@ describe('the one-pass conformer agrees with the precise path', () => {
   it('accepts every valid event as the precise path conforms it', () => {
     for (const base of bases) expectAgreement(base.type as EventType, base);
     for (const e of fleet) {
-      const fast = compileConformer(eventRecordType(e.type))(JSON.parse(JSON.stringify(e)));
+      const fast = compileConformer(eventRecordType(e.type), LIMITS)(JSON.parse(JSON.stringify(e)));
       expect(fast).toEqual(e);
     }
   });

@@ -200,14 +200,19 @@ describe('fields against the Avro record', () => {
     expect(error).toMatchObject({ code: 'BAD_ENUM', field: 'reason' });
   });
 
-  it.each([
-    ['a fraction', 1.5],
-    ['beyond the safe integers', 2 ** 53],
-    ['the largest safe integer (beyond what avsc encodes)', Number.MAX_SAFE_INTEGER],
-    ['infinite (JSON 1e400)', Infinity],
-  ])('rejects a long that is %s as NOT_AN_INTEGER', (_what, seq) => {
-    const error = errorOf(decodeEventJson(withFields('SessionClosed', { seq })));
+  it('rejects a long that is a fraction as NOT_AN_INTEGER', () => {
+    const error = errorOf(decodeEventJson(withFields('SessionClosed', { seq: 1.5 })));
     expect(error).toMatchObject({ code: 'NOT_AN_INTEGER', field: 'seq' });
+  });
+
+  it.each([
+    ['2^52, one past the bound', 2 ** 52],
+    ['beyond the safe integers', 2 ** 53],
+    ['the largest safe integer', Number.MAX_SAFE_INTEGER],
+    ['infinite (JSON 1e400)', Infinity],
+  ])('rejects a long that is %s as NUMBER_TOO_LARGE', (_what, seq) => {
+    const error = errorOf(decodeEventJson(withFields('SessionClosed', { seq })));
+    expect(error).toMatchObject({ code: 'NUMBER_TOO_LARGE', field: 'seq' });
   });
 
   it('reports the first failing field in schema order', () => {
@@ -267,8 +272,11 @@ describe('semantic rules of contract §3', () => {
     });
   });
 
-  it('checks the schema before the semantic rules', () => {
+  it('takes the fields in schema order, each with its first failing check: a negative seq before a bad unit', () => {
     const input = withFields('Truncated', { seq: -1, unit: 'LINES' });
-    expect(errorOf(decodeEventJson(input))).toMatchObject({ code: 'BAD_ENUM', field: 'unit' });
+    expect(errorOf(decodeEventJson(input))).toMatchObject({
+      code: 'NEGATIVE_NUMBER',
+      field: 'seq',
+    });
   });
 });

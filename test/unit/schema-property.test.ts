@@ -7,7 +7,8 @@ import type { ContextEvent, EventType, Span } from '../../src/engine/events';
 import { decodeEventAvro, decodeEventJson, encodeEventAvro } from '../../src/schema/decodeEvent';
 
 /** The largest long avsc encodes exactly. */
-const MAX_LONG = 9_007_199_254_740_990;
+/** The largest integer of contract §3's bounds: 2^52 − 1. */
+const MAX_LONG = 4_503_599_627_370_495;
 const position = fc.oneof(fc.nat(10_000), fc.integer({ min: 0, max: MAX_LONG }));
 const text = fc.string({ unit: 'grapheme', maxLength: 12 });
 const unit = fc.constantFrom('TURNS', 'TOKENS', 'MESSAGES' as const);

@@ -75,9 +75,12 @@ describe('start-up failures', () => {
 });
 
 describe('kafkajs logs', () => {
-  it('follow CG_LOG_LEVEL', () => {
+  it('follow CG_LOG_LEVEL (kafkajs INFO is its chatter: debug, so not built at info)', () => {
     expect(kafkajsLogLevel('debug')).toBe(logLevel.DEBUG);
-    expect(kafkajsLogLevel('info')).toBe(logLevel.INFO);
+    expect(kafkajsLogLevel('info')).toBe(logLevel.WARN);
+    expect(kafkajsEntryLevel(logLevel.INFO, { message: 'Pausing fetching from 1 topics' })).toBe(
+      'debug',
+    );
     expect(kafkajsLogLevel('warn')).toBe(logLevel.WARN);
     expect(kafkajsLogLevel('error')).toBe(logLevel.ERROR);
     expect(kafkajsLogLevel('silent')).toBe(logLevel.NOTHING);

@@ -3,10 +3,11 @@
  * orchestrator"). Needs the optional peer dependencies `langchain` and `@langchain/core`.
  */
 export {
-  CompactionRefusedError,
   guardedSummarization,
+  LANGCHAIN_DEFAULT_SUMMARY_PREFIX,
   LANGCHAIN_DEFAULT_TRIM_TOKENS,
 } from './middleware';
-export type { GuardRefusal, GuardRuntime, GuardedSummarizationOptions } from './middleware';
-export { defaultPins, roleOf, RULE_WORDS } from './pins';
+export type { GuardRuntime, GuardedSummarizationOptions } from './middleware';
+export { defaultPins, roleOf } from './pins';
 export type { ClassifyContext, PinClassifier } from './pins';
+export * from '../compaction/public';

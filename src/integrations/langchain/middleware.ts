@@ -12,14 +12,16 @@ import {
   summarizationMiddleware,
   type SummarizationMiddlewareConfig,
 } from 'langchain';
-import { randomUUID } from 'node:crypto';
-import type { Policy, Span, Unit } from '../../engine/events';
-import type { Verdict } from '../../engine/outputs';
-import { GuardTimeoutError, GuardUsageError } from '../../client/errors';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Policy } from '../../engine/events';
+import { GuardUsageError } from '../../client/errors';
 import type { GuardedSession, TranscriptRange } from '../../client/session';
-import type { SpillStore } from '../../client/spill';
-import { Conversation, type TokenCounter } from './conversation';
-import { defaultPins, type PinClassifier } from './pins';
+import { arrangeAfterSummary, keptPins } from '../compaction/keepPinned';
+import { offerSummary } from '../compaction/offer';
+import type { GuardedSummaryOptions } from '../compaction/options';
+import { CompactionCounts } from '../compaction/refusal';
+import { Conversation, type TokenCounter, verbatimCopy } from './conversation';
+import { defaultPins, type PinClassifier, textOf } from './pins';
 
 /**
  * langchain's `trimTokensToSummarize` when none is given (DEFAULT_TRIM_TOKEN_LIMIT in
@@ -28,32 +30,10 @@ import { defaultPins, type PinClassifier } from './pins';
 export const LANGCHAIN_DEFAULT_TRIM_TOKENS = 4000;
 /** langchain's default `keep: { messages: 20 }`. */
 const LANGCHAIN_DEFAULT_KEEP_MESSAGES = 20;
+/** langchain's summary prefix when none is given (DEFAULT_SUMMARY_PREFIX, not exported). */
+export const LANGCHAIN_DEFAULT_SUMMARY_PREFIX = 'Here is a summary of the conversation to date:';
 
-/** Why a summary was held back: a refusal, or no verdict (fail closed). */
-export interface GuardRefusal {
-  sessionId: string;
-  requestId: string;
-  summaryInput: Span;
-  tailStart: number;
-  unit: Unit;
-  /** The final verdict; null when none came (then `error` says why). */
-  verdict: Verdict | null;
-  error: Error | null;
-}
-
-/** Thrown by the agent run in `onRefusal: 'throw'` mode; the history is left intact. */
-export class CompactionRefusedError extends Error {
-  override readonly name = 'CompactionRefusedError';
-  constructor(readonly refusal: GuardRefusal) {
-    super(
-      refusal.verdict
-        ? `compaction-guard refused the summary (${refusal.verdict.action}): ${refusal.verdict.diagnostic ?? ''}`
-        : `no verdict for the summary, so it was not applied: ${refusal.error?.message ?? ''}`,
-    );
-  }
-}
-
-export interface GuardedSummarizationOptions {
+export interface GuardedSummarizationOptions extends GuardedSummaryOptions {
   /** langchain's summarization options, passed to its `summarizationMiddleware` unchanged. */
   summarization: SummarizationMiddlewareConfig;
   /**
@@ -62,8 +42,6 @@ export interface GuardedSummarizationOptions {
    * the same GuardedSession object for every run of one thread, for an agent serving many.
    */
   session: GuardedSession | ((runtime: GuardRuntime) => GuardedSession);
-  /** Where the full history goes when the guard asks for a spill. */
-  spill: SpillStore;
   /**
    * The policy sent in SessionOpened. Default: floor = langchain's `keep` (messages, or tokens)
    * in that unit, truncator in the same unit, STRICT coverage, spills enabled.
@@ -71,16 +49,6 @@ export interface GuardedSummarizationOptions {
   policy?: Partial<Policy>;
   /** Pins per message; default `defaultPins` (pins.ts). */
   pins?: PinClassifier;
-  /**
-   * A held-back summary: a callback (the run goes on with the history intact), or 'throw' (the
-   * run fails with CompactionRefusedError, the history intact). Default: a callback that does
-   * nothing.
-   */
-  onRefusal?: ((refusal: GuardRefusal) => void | Promise<void>) | 'throw';
-  /** Verdict wait per request (ms); default the client's. */
-  timeoutMs?: number;
-  /** Told every verdict, the spill loop's intermediate REFUSE included (logs, metrics). */
-  onVerdict?: (verdict: Verdict) => void;
 }
 
 /** What the middleware reads of langchain's runtime. */
@@ -120,24 +88,70 @@ function defaultPolicy(c: SummarizationMiddlewareConfig, given: Partial<Policy> 
   };
 }
 
+/** What the wrapped summarizer model threw during one hook call (langchain catches it). */
+const summarizerCall = new AsyncLocalStorage<{ threw: Error | null }>();
+
+/**
+ * The summarization model, watched: langchain catches what its `invoke` throws and returns
+ * "Error generating summary: …" as the summary; the throw itself is recorded here, so any text
+ * that came out of a failed call is held back (a model given by name cannot be watched; its
+ * error text still is recognised).
+ */
+function watched<M>(model: M): M {
+  if (typeof model !== 'object' || model === null) return model;
+  const invoke = (model as { invoke?: unknown }).invoke;
+  if (typeof invoke !== 'function') return model;
+  return new Proxy(model, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (property !== 'invoke' || typeof value !== 'function') return value;
+      return async function (this: unknown, ...args: unknown[]) {
+        try {
+          return (await (value as (...a: unknown[]) => Promise<unknown>).apply(
+            this,
+            args,
+          )) as unknown;
+        } catch (e) {
+          const call = summarizerCall.getStore();
+          if (call) call.threw = e instanceof Error ? e : new Error(String(e));
+          throw e;
+        }
+      };
+    },
+  });
+}
+
+/** The summary's own text: langchain writes `${summaryPrefix}\n\n${summary}`. */
+function summaryText(summary: BaseMessage, prefix: string): string {
+  const text = textOf(summary);
+  return text.startsWith(prefix) ? text.slice(prefix.length) : text;
+}
+
 /**
  * Use in place of `summarizationMiddleware(options.summarization)` in `createAgent`'s
- * `middleware`. It follows each session's messages (one session, or one per thread).
+ * `middleware`. It follows each session's messages (one session, or one per thread). Its
+ * `counts` are this middleware's compactions: committed, pinned messages kept, and the summaries
+ * held back by reason.
  */
 export function guardedSummarization(options: GuardedSummarizationOptions) {
-  const inner = summarizationMiddleware(options.summarization);
+  const inner = summarizationMiddleware({
+    ...options.summarization,
+    model: watched(options.summarization.model),
+  });
   const innerHook = (typeof inner.beforeModel === 'function'
     ? inner.beforeModel
     : (inner.beforeModel as { hook: unknown } | undefined)?.hook) as unknown as Hook;
   const policy = defaultPolicy(options.summarization, options.policy);
   const unit = policy.floor.unit;
   const classify = options.pins ?? defaultPins;
+  const kept = keptPins(options.keepPinned);
+  const counts = new CompactionCounts();
   const conversations = new WeakMap<GuardedSession, Conversation>();
   const conversationOf = (runtime: Runtime): Conversation => {
     const session =
       typeof options.session === 'function' ? options.session(runtime) : options.session;
     let c = conversations.get(session);
-    if (!c) conversations.set(session, (c = new Conversation(session, policy, classify)));
+    if (!c) conversations.set(session, (c = new Conversation(session, policy, classify, kept)));
     return c;
   };
 
@@ -183,21 +197,22 @@ export function guardedSummarization(options: GuardedSummarizationOptions) {
     return first;
   }
 
-  async function refuse(r: GuardRefusal): Promise<void> {
-    if (options.onRefusal === 'throw') throw new CompactionRefusedError(r);
-    await options.onRefusal?.(r);
-  }
-
   const beforeModel = async (state: State, runtime: Runtime) => {
     const count = counterOf(runtime);
     const conversation = conversationOf(runtime);
-    const { session } = conversation;
+    const { session, positions } = conversation;
     const span = (m: BaseMessage) => conversation.span(m);
     await conversation.follow(state.messages, count);
-    const update = (await innerHook(state, runtime)) as { messages: BaseMessage[] } | undefined;
+    // langchain summarizes a prefix and keeps a suffix of what it is given: given in position
+    // order, they are a prefix and a suffix of the positions too (keepPinned's copies are newer
+    // turns than the messages after them).
+    const messages = positions.inPositionOrder(state.messages, (m) => m.id!);
+    const call = { threw: null as Error | null };
+    const update = (await summarizerCall.run(call, () =>
+      innerHook({ ...state, messages }, runtime),
+    )) as { messages: BaseMessage[] } | undefined;
     if (!update) return update;
-    const messages = state.messages;
-    const [, summary, ...preserved] = update.messages;
+    const [removeAll, summary, ...preserved] = update.messages;
     if (!summary || !HumanMessage.isInstance(summary))
       throw new Error('compaction-guard: unexpected update from langchain summarization');
     const cutoff =
@@ -213,48 +228,45 @@ export function guardedSummarization(options: GuardedSummarizationOptions) {
       start: first < cutoff ? span(messages[first]!).start : tailStart,
       end: tailStart,
     };
-    const requestId = `summary-${randomUUID()}`;
-    const occupancyTokens = Math.ceil(await count(messages));
-    let verdict: Verdict | null = null;
-    let error: Error | null = null;
-    try {
-      verdict = await session.requestCompaction(
-        { requestId, unit, summaryInput, tailStart, occupancyTokens },
-        {
-          ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-          ...(options.onVerdict ? { onVerdict: options.onVerdict } : {}),
-          spill: {
-            store: options.spill,
-            transcript: (r: TranscriptRange) => conversation.lines(r),
-          },
-        },
-      );
-    } catch (e) {
-      if (!(e instanceof GuardTimeoutError)) throw e;
-      error = e;
-    }
-    if (verdict?.decision !== 'APPROVE') {
-      await refuse({
-        sessionId: session.sessionId,
-        requestId,
-        summaryInput,
-        tailStart,
-        unit,
-        verdict,
-        error,
-      });
-      return undefined; // the history stays as it is
-    }
-    await session.committed({ requestId, unit, summaryInput, tailStart });
-    conversation.summarized(summary, preserved, tailStart);
-    return update;
+    const prefix =
+      (runtime.context as { summaryPrefix?: string } | undefined)?.summaryPrefix ??
+      options.summarization.summaryPrefix ??
+      LANGCHAIN_DEFAULT_SUMMARY_PREFIX;
+    const text = summaryText(summary, prefix);
+    const approved = await offerSummary({
+      session,
+      unit,
+      summaryInput,
+      tailStart,
+      occupancyTokens: Math.ceil(await count(messages)),
+      summary: { text, threw: call.threw },
+      countText: (t) => count([new HumanMessage(t)]),
+      inputTokens: first < cutoff ? Math.ceil(await count(toSummarize.slice(first))) : 0,
+      transcript: (r: TranscriptRange) => conversation.lines(r),
+      options,
+      counts,
+    });
+    if (!approved) return undefined; // the history stays as it is
+    const keptIds = new Set(preserved.map((m) => m.id));
+    const { block, rest, copies } = arrangeAfterSummary({
+      summarized: toSummarize,
+      preserved: state.messages.filter((m) => keptIds.has(m.id)),
+      pinned: (m) => positions.pinned(m.id!),
+      inBlock: (m) => positions.inBlock(m.id!),
+      origin: (m) => positions.origin(m.id!),
+      copy: verbatimCopy,
+    });
+    await conversation.compacted(summary, preserved, tailStart, copies, count);
+    counts.pinnedKept += copies.length;
+    return { ...update, messages: [removeAll!, summary, ...block, ...rest] };
   };
 
   // Typed as langchain's own middleware: same context schema (runtime.context overrides), and
   // createAgent infers nothing else from it.
-  return createMiddleware({
+  const middleware = createMiddleware({
     name: 'CompactionGuardSummarization',
     contextSchema: inner.contextSchema as never,
     beforeModel: beforeModel as never,
   }) as unknown as typeof inner;
+  return Object.assign(middleware, { counts });
 }

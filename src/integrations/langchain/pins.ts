@@ -4,6 +4,7 @@
  */
 import { AIMessage, type BaseMessage, ToolMessage } from '@langchain/core/messages';
 import type { Pin, Role } from '../../engine/events';
+import { RULE_WORDS } from '../compaction/ruleWords';
 
 export interface ClassifyContext {
   role: Role;
@@ -32,12 +33,7 @@ export function roleOf(message: BaseMessage): Role {
   }
 }
 
-/**
- * Words by which a user states a rule ("never delete…", "you must…", "always ask…"). A rule
- * lost to compaction is the seed's incident, so this errs towards pinning.
- */
-export const RULE_WORDS =
-  /\b(must|never|always|do not|don't|dont|under no circumstances|not allowed|forbidden|required to|make sure)\b/i;
+export { RULE_WORDS };
 
 export function textOf(message: BaseMessage): string {
   const c = message.content;

@@ -227,7 +227,7 @@ export const SETTINGS = {
   maxSessions: setting({
     env: 'CG_MAX_SESSIONS',
     // ~1 GB of heap at the measured 1.9 KB of a typical session (0.7 KB for a tiny one), half of
-    // a 2 GB heap and a quarter of Node's 4 GB default on a large host (docs/decisions.md 73).
+    // a 2 GB heap and a quarter of Node's 4 GB default on a large host (docs/decisions.md 96).
     default: 500_000,
     help:
       'sessions one instance holds at most; at the cap, events of new sessions are counted and not stored, ' +

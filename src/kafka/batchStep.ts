@@ -5,7 +5,7 @@
  * changes its own copies (made on first touch), so a transaction that fails leaves them intact,
  * and the caller applies `overlay` only once the transaction committed.
  *
- * Containment per record (contract §8, docs/decisions.md 71): whatever the processor's own code
+ * Containment per record (contract §8, docs/decisions.md 94): whatever the processor's own code
  * throws on one record (reading the session's state, the engine, the output encoder, the state
  * serializer), or an output too large for its topic, dead-letters that record with a code naming
  * the stage, leaves its session's state exactly as before it (each record steps a copy, kept
@@ -325,7 +325,10 @@ export class BatchPlanner {
     try {
       before = this.working(id);
     } catch (e) {
-      return failed('STATE_UNREADABLE', "reading the session's committed state", e);
+      return {
+        code: 'STATE_UNREADABLE',
+        message: `the session's stored state (its changelog record) could not be read: ${describe(e)}`,
+      };
     }
     // A session refused at capacity before starts blind: events of it were not stored.
     if (isNew && this.refused?.has(id)) before = blindState();

@@ -19,44 +19,21 @@ import {
   planBatch,
   type BatchPlan,
   type OutputEncoder,
-  type StepConfig,
   type StepContext,
 } from '../../src/kafka/batchStep';
 import type { DecodedRecord, RawRecord } from '../../src/kafka/records';
 import { SessionStates } from '../../src/kafka/sessionStates';
 import { BeforeTransactionError } from '../../src/kafka/transaction';
 import { RegistryUnavailableError, type RegistryCodec } from '../../src/registry/codec';
-import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
+import { verdictType } from '../../src/schema/schemas';
 import { SessionBuilder } from '../support/sessionBuilder';
+import { AVRO_BODIES, DECIDED_AT, stepContext } from '../support/stepContext';
 
-const CONFIG: StepConfig = {
-  inputFormat: 'json',
-  verdictTopic: 'verdicts',
-  spillTopic: 'spills',
-  auditTopic: 'audits',
-  dlqTopic: 'dlq',
-  changelogTopic: 'changelog',
-};
-const ENCODER: OutputEncoder = {
-  encodeVerdict: (v) => verdictType.toBuffer(v),
-  encodeSpillRequest: (r) => spillRequestType.toBuffer(r),
-  encodeAudit: (a) => auditRecordType.toBuffer(a),
-};
-const DECIDED_AT = 1_767_300_000_000;
 const options = engineOptions();
+const ENCODER = AVRO_BODIES;
 const BATCH = { topic: 'in', partition: 2 };
 
-function context(overrides: Partial<StepContext> = {}): StepContext {
-  return {
-    config: CONFIG,
-    encoder: ENCODER,
-    engine: options,
-    committed: new SessionStates(),
-    clock: () => DECIDED_AT,
-    timer: () => 0,
-    ...overrides,
-  };
-}
+const context = stepContext;
 
 const raw = (e: ContextEvent, offset: number): RawRecord => ({
   key: Buffer.from(e.sessionId),

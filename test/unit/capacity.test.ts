@@ -13,34 +13,18 @@ import { SessionCapacity } from '../../src/kafka/capacity';
 import { refusedChunkOfKey, sessionOfKey } from '../../src/kafka/changelogKeys';
 import { RefusedFilter, RefusedFilterView } from '../../src/kafka/refusedFilter';
 import { SessionStates } from '../../src/kafka/sessionStates';
-import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
+import { verdictType } from '../../src/schema/schemas';
 import { SessionBuilder } from '../support/sessionBuilder';
+import { DECIDED_AT, stepContext } from '../support/stepContext';
 
-const DECIDED_AT = 1_767_300_000_000;
 const options = engineOptions();
 
 function context(committed: SessionStates, max: number, refused: RefusedFilter): StepContext {
-  return {
-    config: {
-      inputFormat: 'json',
-      verdictTopic: 'verdicts',
-      spillTopic: 'spills',
-      auditTopic: 'audits',
-      dlqTopic: 'dlq',
-      changelogTopic: 'changelog',
-    },
-    encoder: {
-      encodeVerdict: (v) => verdictType.toBuffer(v),
-      encodeSpillRequest: (r) => spillRequestType.toBuffer(r),
-      encodeAudit: (a) => auditRecordType.toBuffer(a),
-    },
-    engine: options,
+  return stepContext({
     committed,
-    clock: () => DECIDED_AT,
-    timer: () => 0,
     capacity: new SessionCapacity(max, () => committed.size),
     refused,
-  };
+  });
 }
 
 function plan(events: readonly EngineInput[], ctx: StepContext): BatchPlan {

@@ -6,7 +6,6 @@
  * records) is measured as the broker counts it (key, value, headers).
  */
 import fc from 'fast-check';
-import { engineOptions } from '../../src/engine';
 import type { ContextEvent, Pin, Policy, Unit } from '../../src/engine/events';
 import {
   PlanLessons,
@@ -16,10 +15,9 @@ import {
 } from '../../src/kafka/batchStep';
 import { estimatedBytes } from '../../src/kafka/outputChunks';
 import type { RawRecord } from '../../src/kafka/records';
-import { SessionStates } from '../../src/kafka/sessionStates';
 import type { RegistryCodec } from '../../src/registry/codec';
-import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
 import { SEED_POLICY, SessionBuilder } from '../support/sessionBuilder';
+import { stepContext } from '../support/stepContext';
 
 const BOUND = 64 * 1024;
 const PINS: Pin[] = Array.from(
@@ -126,25 +124,9 @@ const shape: fc.Arbitrary<Shape> = fc.record({
   requests: fc.integer({ min: 1, max: 20 }),
 });
 
+// The registry codec's 5-byte header is left out of the sizes; 5 bytes do not matter here.
 const context = (): StepContext & { lessons: PlanLessons } => ({
-  config: {
-    inputFormat: 'json',
-    verdictTopic: 'verdicts',
-    spillTopic: 'spills',
-    auditTopic: 'audits',
-    dlqTopic: 'dlq',
-    changelogTopic: 'changelog',
-  },
-  encoder: {
-    // The registry codec's 5-byte header is left out; 5 bytes do not matter here.
-    encodeVerdict: (v) => verdictType.toBuffer(v),
-    encodeSpillRequest: (r) => spillRequestType.toBuffer(r),
-    encodeAudit: (a) => auditRecordType.toBuffer(a),
-  },
-  engine: engineOptions(),
-  committed: new SessionStates(),
-  clock: () => 1_767_300_000_000,
-  timer: () => 0,
+  ...stepContext(),
   lessons: new PlanLessons(),
 });
 

@@ -13,6 +13,7 @@
  * committed. Baseline in the same run: the same input with a cap above N (every session held).
  *
  *   npm run bench:memory                          # 1M ids; capped (default cap) and uncapped
+ *   npm run bench:memory -- --double              # also the capped round with 2M ids
  *   npm run bench:memory -- --events 200000 --cap 50000 --no-baseline
  */
 import { readFileSync } from 'node:fs';
@@ -42,6 +43,8 @@ import {
 const EVENTS = Number(option('events') ?? 1_000_000);
 const CAP = Number(option('cap') ?? DEFAULTS.maxSessions);
 const BASELINE = !flag('no-baseline');
+/** Also the capped round with twice the ids: what the cap holds should not grow with them. */
+const DOUBLE = flag('double');
 const PARTITIONS = 6;
 const TIMEOUT_MS = 60 * 60_000;
 
@@ -86,6 +89,8 @@ function flood(n: number, t0: number): Message[] {
 interface Round {
   cap: number;
   events: number;
+  /** V8's heap in use at the end (nodejs_heap_size_used_bytes, after the drain and a pause). */
+  heapUsedMb: number;
   eventsPerS: number;
   peakRssMb: number;
   endRssMb: number;
@@ -121,7 +126,7 @@ async function verdictOf(
   }
 }
 
-async function round(env: Env, cap: number): Promise<Round> {
+async function round(env: Env, cap: number, events: number): Promise<Round> {
   const c = benchConfig(env, { maxSessions: cap, partitions: PARTITIONS });
   await createTopic(env.admin, c.inputTopic, PARTITIONS);
   const t0 = Date.now();
@@ -133,8 +138,8 @@ async function round(env: Env, cap: number): Promise<Round> {
     (await fetch(`http://127.0.0.1:${first.httpPort}/sessions/good-session`)).status === 200;
   while (!(await held())) await sleep(200);
   await first.stop();
-  console.error(`cap ${cap}: producing ${EVENTS} events of distinct sessions…`);
-  await preload(env.kafka, c.inputTopic, flood(EVENTS, t0));
+  console.error(`cap ${cap}: producing ${events} events of distinct sessions…`);
+  await preload(env.kafka, c.inputTopic, flood(events, t0));
   const child = await spawnProcessor(c);
   const pid = child.proc.pid!;
   let peak = 0;
@@ -150,13 +155,14 @@ async function round(env: Env, cap: number): Promise<Round> {
     await preload(env.kafka, c.inputTopic, [good.last, ...newcomer.events].map(json));
     const goodVerdict = await verdictOf(env, c, 'good-session');
     const newVerdict = await verdictOf(env, c, 'newcomer');
-    await sleep(2_000);
+    await sleep(10_000);
     const m = await metrics(child.httpPort);
     peak = Math.max(peak, rssMb(pid));
     return {
       cap,
-      events: EVENTS,
-      eventsPerS: EVENTS / seconds,
+      events,
+      heapUsedMb: (await metrics(child.httpPort)).get('nodejs_heap_size_used_bytes')! / 2 ** 20,
+      eventsPerS: events / seconds,
       peakRssMb: peak,
       endRssMb: rssMb(pid),
       sessionsTracked: m.get('compaction_guard_sessions_tracked') ?? NaN,
@@ -175,19 +181,22 @@ async function round(env: Env, cap: number): Promise<Round> {
 async function main(): Promise<void> {
   const env = await openEnv();
   try {
-    const rounds: Round[] = [await round(env, CAP)];
-    if (BASELINE) rounds.push(await round(env, EVENTS + 10));
-    console.log(`\nmemory under ${fmt(EVENTS)} new session ids (${describeMachine(machine())})`);
+    const rounds: Round[] = [await round(env, CAP, EVENTS)];
+    if (DOUBLE) rounds.push(await round(env, CAP, 2 * EVENTS));
+    if (BASELINE) rounds.push(await round(env, EVENTS + 10, EVENTS));
+    console.log(`\nmemory under a flood of new session ids (${describeMachine(machine())})`);
     console.log(
-      'cap        | events/s | peak RSS MB | end RSS MB | sessions_tracked | refused sessions | refused events | filter fill | held session | new session',
+      'ids        | cap        | events/s | peak RSS MB | end RSS MB | heap used MB | sessions_tracked | refused sessions | refused events | filter fill | held session | new session',
     );
     for (const r of rounds)
       console.log(
         [
+          fmt(r.events).padEnd(10),
           fmt(r.cap).padEnd(10),
           fmt(r.eventsPerS).padStart(8),
           fmt(r.peakRssMb).padStart(11),
           fmt(r.endRssMb).padStart(10),
+          fmt(r.heapUsedMb).padStart(12),
           fmt(r.sessionsTracked).padStart(16),
           fmt(r.sessionsRefused).padStart(16),
           fmt(r.eventsRefused).padStart(14),
@@ -196,9 +205,10 @@ async function main(): Promise<void> {
           r.newcomerDecision,
         ].join(' | '),
       );
-    if (rounds.length === 2)
+    const uncapped = BASELINE ? rounds[rounds.length - 1]! : null;
+    if (uncapped !== null)
       console.log(
-        `capped ÷ uncapped: peak RSS ${(rounds[0]!.peakRssMb / rounds[1]!.peakRssMb).toFixed(2)}, events/s ${(rounds[0]!.eventsPerS / rounds[1]!.eventsPerS).toFixed(2)}`,
+        `capped ÷ uncapped at ${fmt(EVENTS)} ids: peak RSS ${(rounds[0]!.peakRssMb / uncapped.peakRssMb).toFixed(2)}, heap used ${(rounds[0]!.heapUsedMb / uncapped.heapUsedMb).toFixed(2)}, events/s ${(rounds[0]!.eventsPerS / uncapped.eventsPerS).toFixed(2)}`,
       );
     const bad = rounds.filter((r) => r.sessionsTracked > r.cap);
     if (bad.length > 0) throw new Error(`sessions_tracked above the cap: ${JSON.stringify(bad)}`);

@@ -450,6 +450,10 @@ export class BatchPlanner {
     this.ctx.sweep?.(this.overlay);
     const unserializable: string[] = [];
     for (const [sessionId, state] of this.overlay) {
+      // A session freed by wall clock loses its evidence head F with its state: it joins the
+      // refused filter, so that if it comes back it starts blind (F at the top), never with less
+      // than the engine would have handed on (docs/decisions.md 124).
+      if (state === null) this.refused?.add(sessionId);
       const key = stateKey(sessionId);
       const value = state === null ? null : this.changelogValue(key, state);
       if (value === undefined) unserializable.push(sessionId);

@@ -32,6 +32,7 @@ export { DEFAULT_MAX_SPILL_READ_BYTES, FileSpillStore } from './spill';
 export type { FileSpillStoreOptions, SpillStore, SpillWrite } from './spill';
 export {
   GuardClosedError,
+  GuardNotConnectedError,
   GuardSendError,
   GuardTimeoutError,
   GuardUsageError,

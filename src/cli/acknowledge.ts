@@ -23,7 +23,8 @@ import { addConnectionOptions, kafkaConnection, processorUrl, toolLogger } from 
 import { type SessionView, fetchSessionView } from './sessionClient';
 import { formatLine, formatRange } from './tailFormat';
 import { readTopics } from './topicReader';
-import { UsageError, reportToolError } from './toolErrors';
+import { UsageError } from './toolErrors';
+import { TOOL_FAILURES, reportingFailures } from './failures';
 
 export interface AcknowledgeArgs {
   session: string;
@@ -306,7 +307,7 @@ export function acknowledgeCommand(): Command {
       '\nExit status: 0 acknowledged (advisory shown); 1 sent but not confirmed in time, or answered otherwise (UNAUTHORIZED_EVENT: the key is not trusted); 2 invalid input, no signing key, or not confirmed (nothing sent); 3 cannot connect.',
   );
   return cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
-    await reportToolError('acknowledge', async () => {
+    await reportingFailures('acknowledge', TOOL_FAILURES, async () => {
       const { session, unit, range, by, reason, yes, timeout, format, ...flags } = opts;
       const args = parseAcknowledgeArgs({ session, unit, range, by, reason });
       const seconds = Number(timeout);

@@ -114,16 +114,11 @@ export class GuardClient {
   async connect(): Promise<void> {
     this.lifecycle.requireNew();
     this.lifecycle.to('connecting');
-    const resources = new OpenResources();
-    const steps = this.open(resources);
-    this.connecting = settled(steps);
+    const connecting = this.connectOrClose();
+    // Settles once the client is open or closed again, not before: a close() waits for that.
+    this.connecting = settled(connecting);
     try {
-      this.connected = await steps;
-      this.lifecycle.to('open');
-    } catch (e) {
-      await resources.closeAll(this.log);
-      this.lifecycle.to('closed');
-      throw e;
+      await connecting;
     } finally {
       this.connecting = null;
     }
@@ -267,6 +262,19 @@ export class GuardClient {
         'this client was made with `verdicts: false` (out of band only): it has no sessions',
       );
     return listener;
+  }
+
+  /** `connect()`'s steps: open when they all succeed, else closed with nothing left open. */
+  private async connectOrClose(): Promise<void> {
+    const resources = new OpenResources();
+    try {
+      this.connected = await this.open(resources);
+      this.lifecycle.to('open');
+    } catch (e) {
+      await resources.closeAll(this.log);
+      this.lifecycle.to('closed');
+      throw e;
+    }
   }
 
   /** The steps of `connect()`; each thing opened is added to `resources` as soon as it is. */

@@ -520,6 +520,16 @@ describe('GuardClient without a processor', () => {
     expect(Date.now() - t0).toBeLessThan(30_000);
   });
 
+  it('close() during connect() waits for it, then closes what it opened', async () => {
+    const client = new GuardClient({ env: {}, config: testConfig() });
+    const connecting = client.connect();
+    expect(client.state).toBe('connecting');
+    await client.close();
+    await connecting;
+    expect(client.state).toBe('closed');
+    expect(() => client.session('after')).toThrow(GuardClosedError);
+  });
+
   it('a connect that fails ends the client closed, with the coded error of the step that failed', async () => {
     for (const [config, code] of [
       [testConfig({ brokers: ['127.0.0.1:1'] }), 'KAFKA_UNREACHABLE'],

@@ -93,10 +93,8 @@ export function reportFailure(
     return 1;
   }
   // Some messages name the command already (noEmbeddedMessage): not twice.
-  const prefix = failure.message.startsWith(`compaction-guard ${command}:`)
-    ? ''
-    : `compaction-guard ${command}: `;
-  write(`${prefix}${failure.message}${failure.tag}\n`);
+  const message = failure.message.replace(`compaction-guard ${command}: `, '');
+  write(`compaction-guard ${command}: ${message}${failure.tag}\n`);
   if (debug) {
     const cause = failure.cause instanceof Error ? failure.cause : e;
     write(`${cause instanceof Error ? (cause.stack ?? cause.message) : String(cause)}\n`);

@@ -75,6 +75,15 @@ describe('failures of simulate', () => {
     });
   });
 
+  it('does not name itself twice when the message names it already', () => {
+    const e = new ConfigError(
+      'compaction-guard simulate: no KAFKA_BROKERS and no running `npm start` found',
+    );
+    expect(report('simulate', e, SIMULATE_FAILURES).out).toBe(
+      'compaction-guard simulate: invalid configuration: no KAFKA_BROKERS and no running `npm start` found [CONFIG_INVALID]\n',
+    );
+  });
+
   it('a setting or option is status 2, read as an invalid configuration', () => {
     expect(
       report('simulate', new ConfigError('--rate: expected a positive number'), SIMULATE_FAILURES),

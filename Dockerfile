@@ -21,6 +21,14 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
 COPY schemas ./schemas
+# Inside a container the HTTP server must listen on all interfaces to be reachable through a
+# published port or by Prometheus; beyond the loopback, /sessions needs a token (start-up refuses
+# otherwise), so it is off unless the deployment turns it on with CG_HTTP_SESSIONS=true and
+# CG_HTTP_SESSIONS_TOKEN(_FILE). /metrics, /healthz and /readyz need no token.
+ENV CG_HTTP_HOST=0.0.0.0
+ENV CG_HTTP_SESSIONS=false
+# Where docker-compose.yml's init service leaves the generated secrets (a volume owned by node).
+RUN mkdir /keys && chown node:node /keys
 USER node
 ENTRYPOINT ["node", "bin/compaction-guard.js"]
 CMD ["run"]

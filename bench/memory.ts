@@ -1,6 +1,6 @@
 /**
  * Memory under a flood of new session ids: the session cap (CG_MAX_SESSIONS, contract §8
- * "Capacity", docs/decisions.md 96) bounds what one instance holds.
+ * "Capacity", docs/decisions.md 121) bounds what one instance holds.
  *
  * The input: one good session opened first (SessionOpened and a few turns, committed by a first
  * processor that then stops), then N tiny events (an out-of-band SpillFailed each, ~150 bytes

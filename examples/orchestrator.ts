@@ -4,12 +4,14 @@
  *
  *   npx tsx examples/orchestrator.ts
  *
- * (Against a cluster: set KAFKA_BROKERS and SCHEMA_REGISTRY_URL as for `compaction-guard run`.)
+ * (Against a cluster: set KAFKA_BROKERS and SCHEMA_REGISTRY_URL as for `compaction-guard run`,
+ * and CG_SIGNING_KEY_FILE to a key with role SPILL in the processor's ring: the spill answers
+ * are signed with it. Against `npm start` its development key is used.)
  */
 import { FileSpillStore, GuardClient, GuardTimeoutError } from '../src/client'; // compaction-guard/client
 
 async function main(): Promise<void> {
-  const client = new GuardClient(); // npm start's embedded Kafka, or KAFKA_BROKERS
+  const client = new GuardClient(); // npm start's Kafka and key, or KAFKA_BROKERS, CG_SIGNING_KEY_FILE
   await client.connect();
   const session = client.session(`orchestrator-demo-${Date.now()}`);
   // The seed's policy: a 160k trigger equal to the 160k ceiling, a floor of 12 turns.

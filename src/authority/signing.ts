@@ -24,6 +24,19 @@ export interface SigningKey {
  */
 export const DEFAULT_SIGNATURE_VALIDITY_MS = 15 * 60_000;
 
+/**
+ * A signature's `expiresAt` (contract §4b, last paragraph): the validity counted from the later
+ * of the signer's clock and the session's lastEventAt (when known), so a session whose
+ * orchestrator's clock runs ahead of the signer's does not see a fresh signature as expired.
+ */
+export function expiryFrom(
+  now: number,
+  lastEventAt: number | null = null,
+  validityMs: number = DEFAULT_SIGNATURE_VALIDITY_MS,
+): number {
+  return Math.max(now, lastEventAt ?? 0) + validityMs;
+}
+
 /** The signature of `event` (its own `signature` field is ignored) by `key`, valid until `expiresAt`. */
 export function signatureFor(event: SignableEvent, key: SigningKey, expiresAt: number): Signature {
   const value = sign(null, payloadBytes(event, key.keyId, expiresAt), key.privateKey);

@@ -9,7 +9,7 @@ import { addConnectionOptions, processorUrl } from './connection';
 import { printable } from './printable';
 import { type SessionView, fetchSessionView } from './sessionClient';
 import { formatRange } from './tailFormat';
-import { reportToolError } from './toolErrors';
+import { TOOL_FAILURES, reportingFailures } from './failures';
 
 type Spans = readonly { unit: string; start: number; end: number }[];
 
@@ -53,6 +53,16 @@ export function renderSessionView(v: SessionView): string {
     `Pending spill request: ${v.pendingSpill ? `${v.pendingSpill.id} for ${formatRange(v.pendingSpill)}` : 'none'}`,
   );
   if (v.closedAt !== null) out.push(`Closed at: ${new Date(v.closedAt).toISOString()}`);
+  out.push(
+    `Last event at: ${v.lastEventAt === null ? 'none' : new Date(v.lastEventAt).toISOString()} (a signature must not expire before it)`,
+  );
+  if (v.lastViolations.length > 0) {
+    out.push('Last violations:');
+    for (const a of v.lastViolations)
+      out.push(
+        `  ${a.code} ${a.inputSeq === null ? 'out-of-band' : `seq ${a.inputSeq}`} ${a.ranges.map(formatRange).join(' ') || '(no range)'}: ${a.message}`,
+      );
+  }
   out.push('Last verdicts:');
   if (v.lastVerdicts.length === 0) {
     // After a restart only the compact stored verdicts survive (src/http/recentVerdicts.ts).
@@ -79,7 +89,7 @@ export function renderSessionView(v: SessionView): string {
     const end = Math.max(...lost.map((s) => s.end), v.gapHead ?? 0);
     out.push(
       "To write the loss off (after checking with the session's owner):",
-      `  compaction-guard acknowledge --session ${v.sessionId} --unit ${v.policy.floor.unit} --range ${start}-${end} --by YOU --reason WHY`,
+      `  compaction-guard acknowledge --session ${v.sessionId} --unit ${v.policy.floor.unit} --range ${start}-${end} --reason WHY --key YOUR.key`,
     );
   }
   return out.map(printable).join('\n') + '\n';
@@ -100,7 +110,7 @@ export function inspectCommand(): Command {
     '\nExit status: 0 shown; 2 unknown session or invalid arguments; 3 processor unreachable.',
   );
   return cmd.action(async (session: string, opts: Record<string, string | boolean | undefined>) => {
-    await reportToolError('inspect', async () => {
+    await reportingFailures('inspect', TOOL_FAILURES, async () => {
       const { json, ...rest } = opts;
       const flags = rest as Record<string, string | undefined>;
       const url = processorUrl(flags);

@@ -1,15 +1,26 @@
 /** The `compaction-guard` command line. */
 import { Command } from 'commander';
-import { InputError, openInputs, runAudit } from './audit';
+import { openInputs, runAudit } from './audit';
 import { ENGINE_VERSION } from '../engine/version';
-import { DEFAULTS, ENV_NAMES, optionHelp } from '../config/config';
+import { DEFAULTS, ENV_NAMES, optionHelp, toolOptionHelp } from '../config/config';
+import { loadKeyRing } from '../authority/ring';
+import { Replay, SessionsInPlace } from '../audit/replay';
+import { engineOptions } from '../engine/fleet';
 import { runCommand } from './run';
-import { ERROR_CODES, exitCodeHelp } from '../errors';
-import { reportStartupFailure } from './failures';
+import { exitCodeHelp } from '../errors';
+import {
+  RUN_FAILURES,
+  SIMULATE_FAILURES,
+  TOOL_FAILURES,
+  reportFailure,
+  reportingFailures,
+} from './failures';
 import { simulate } from './simulate';
 import { tailCommand } from './tail';
 import { inspectCommand } from './inspect';
 import { acknowledgeCommand } from './acknowledge';
+import { keysCommand } from './keys';
+import { aclsCommand } from './acls';
 import { parseSimulateOptions } from './simulateOptions';
 
 export function buildProgram(): Command {
@@ -29,20 +40,27 @@ export function buildProgram(): Command {
       '--json',
       'one JSON object per line: verdict, spill-request, audit or dead-letter records',
     )
+    .option(
+      '--trusted-keys <ring>',
+      'decide with this trusted key ring (contract §4b), as a processor with the same CG_TRUSTED_KEYS_FILE does; default: no ring (signatures are not looked at, as under CG_ALLOW_UNSIGNED)',
+    )
     .addHelpText(
       'after',
       '\nA UTF-8 byte-order mark at the start of a file is skipped; a line that is not valid UTF-8, or whose JSON repeats a key, is a dead letter (as on Kafka).' +
-        '\nExit status: 0 when the files were read (refusals are results, not errors); 2 when one cannot be opened or read.',
+        '\nExit status: 0 when the files were read (refusals are results, not errors); 2 when one cannot be opened or read, or the ring does not read (checked before any input is read).',
     )
-    .action(async (files: string[], opts: { json?: boolean }) => {
-      try {
+    .action(async (files: string[], opts: { json?: boolean; trustedKeys?: string }) => {
+      await reportingFailures('audit', TOOL_FAILURES, async () => {
+        // The ring first: a ring that does not read stops it before any input is read.
+        const trustedKeys = opts.trustedKeys === undefined ? null : loadKeyRing(opts.trustedKeys);
         const inputs = await openInputs(files, process.stdin);
-        await runAudit(inputs, process.stdout, { json: opts.json === true });
-      } catch (e) {
-        if (!(e instanceof InputError)) throw e;
-        process.stderr.write(`compaction-guard audit: ${e.message}\n`);
-        process.exitCode = ERROR_CODES[e.code].toolExitCode;
-      }
+        await runAudit(
+          inputs,
+          process.stdout,
+          { json: opts.json === true },
+          new Replay(new SessionsInPlace(engineOptions({ trustedKeys }))),
+        );
+      });
     });
   const run = program
     .command('run')
@@ -57,6 +75,7 @@ export function buildProgram(): Command {
   run.addHelpText(
     'after',
     '\nSecrets (*_PASSWORD, CG_HTTP_SESSIONS_TOKEN) can be read from a file named by <ENV>_FILE; they are never logged.' +
+      '\nSIGHUP re-reads CG_TRUSTED_KEYS_FILE (rotate or revoke keys without a restart; a ring that does not read keeps the keys in force).' +
       '\nA failed start-up prints one line (the setting, what was tried, what to do; the stack with CG_LOG_LEVEL=debug).' +
       `\nExit status:\n${exitCodeHelp()}`,
   );
@@ -66,7 +85,9 @@ export function buildProgram(): Command {
     } catch (e) {
       const level = opts.logLevel ?? process.env[ENV_NAMES.logLevel] ?? '';
       const debug = level === 'debug' || level === 'trace';
-      process.exitCode = reportStartupFailure('run', e, debug, (s) => process.stderr.write(s));
+      process.exitCode = reportFailure('run', e, RUN_FAILURES, debug, (s) =>
+        process.stderr.write(s),
+      );
       // Whatever start-up left (a kafkajs retry timer, a socket) must not keep the process up.
       process.exit();
     }
@@ -100,6 +121,7 @@ export function buildProgram(): Command {
       'faulty orchestrators do not answer spill requests with SpillCompleted',
     )
     .option('--format <fmt>', 'avro (registry wire format) or json', 'avro')
+    .option(toolOptionHelp('signingKeyFile').flags, toolOptionHelp('signingKeyFile').description)
     .option(
       '--session-prefix <p>',
       'session ids are <p>-<n> (default: sim-<unique per run>, so a second run is new sessions, not a replay of the first)',
@@ -108,25 +130,28 @@ export function buildProgram(): Command {
       '--replay',
       "stamp occurredAt from the model's clock (2026-01-01, 1 ms per event) instead of the wall clock at send time",
     )
-    .addHelpText('after', '\nExit status: 0 done or stopped by SIGINT/SIGTERM; 2 invalid options.')
+    .addHelpText(
+      'after',
+      '\nA failure prints one line naming its code.' +
+        '\nExit status: 0 done or stopped by SIGINT/SIGTERM; 2 invalid options or configuration (the input topic missing included); 3 cannot connect or authenticate.',
+    )
     .action(async (opts: Record<string, string | boolean | undefined>) => {
-      try {
+      await reportingFailures('simulate', SIMULATE_FAILURES, async () => {
         await simulate(
           {
             brokers: opts.brokers as string | undefined,
             registryUrl: opts.registryUrl as string | undefined,
             inputTopic: opts.inputTopic as string | undefined,
+            key: opts.key as string | undefined,
           },
           parseSimulateOptions(opts),
         );
-      } catch (e) {
-        process.exitCode = reportStartupFailure('simulate', e, false, (s) =>
-          process.stderr.write(s),
-        );
-      }
+      });
     });
   // On-call commands (prometheus/RUNBOOK.md), each in its own file.
   program.addCommand(tailCommand()).addCommand(inspectCommand()).addCommand(acknowledgeCommand());
+  program.addCommand(keysCommand());
+  program.addCommand(aclsCommand());
   return program;
 }
 

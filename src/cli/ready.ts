@@ -48,10 +48,17 @@ export function announceWhenReady(
             httpUrl,
             pid,
             startedAt: new Date().toISOString(),
+            ...(running.developmentKeys
+              ? { signingKeyFile: running.developmentKeys.signingKeyFile }
+              : {}),
+            ...(config.trustedKeysFile !== null ? { trustedKeysFile: config.trustedKeysFile } : {}),
           },
           env,
         );
-        where = `  (saved in ${embeddedStatePath(env)} for tail, inspect, acknowledge, simulate)`;
+        const key = running.developmentKeys
+          ? `; development signing key ${running.developmentKeys.signingKeyFile}`
+          : '';
+        where = `  (saved in ${embeddedStatePath(env)} for tail, inspect, acknowledge, simulate${key})`;
       }
       out.write(
         `compaction-guard ready: ${httpUrl} (/metrics, /sessions/{id})  brokers ${config.brokers.join(',')}  registry ${config.registryUrl ?? '(none)'}${where}\n`,

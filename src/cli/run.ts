@@ -1,5 +1,5 @@
 /** `compaction-guard run`: the stream processor, with embedded local services when no brokers are set. */
-import { type Config, loadConfig, requireRegistry } from '../config/config';
+import { type Config, loadConfig, requireRegistry, requireSafeHttp } from '../config/config';
 import { createLogger, redactConfig } from '../config/redact';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import { Processor } from '../kafka/processor';
@@ -14,6 +14,10 @@ import { StartupError } from '../errors';
 import { combineObservers } from '../kafka/observers';
 import type { ProcessorObserver } from '../kafka/processorObserver';
 import { type Announcement, announceWhenReady } from './ready';
+import { KeyRingInForce, requireAuthority } from '../authority/keyRingInForce';
+import { type DevelopmentKeys, createDevelopmentKeys } from '../authority/developmentKeys';
+import { embeddedStatePath } from '../services/embedded';
+import path from 'node:path';
 
 export interface Running {
   processor: Processor;
@@ -21,7 +25,16 @@ export interface Running {
   metrics: Metrics;
   /** The HTTP server's port (useful with CG_HTTP_PORT=0). */
   httpPort: number;
+  /** The trusted key ring in force (contract §4b); `reload()` re-reads CG_TRUSTED_KEYS_FILE. */
+  keyRing: KeyRingInForce;
+  /** The development key and ring `npm start` made (embedded services, no ring given), or null. */
+  developmentKeys: DevelopmentKeys | null;
   stop(): Promise<void>;
+}
+
+/** Where `npm start` keeps its development key and ring: next to its state file, in `dev-keys/`. */
+export function developmentKeysDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(path.dirname(embeddedStatePath(env)), 'dev-keys');
 }
 
 /** What an embedding program adds to the processor. */
@@ -36,11 +49,26 @@ export async function startProcessor(
   log = createLogger(config.logLevel, undefined, config.logFormat),
   options: StartOptions = {},
 ): Promise<Running> {
+  requireSafeHttp(config);
   log.info({ config: redactConfig(config) }, 'configuration');
+  const embedded = config.brokers.length === 0;
+  // Secure by default (contract §4b): a cluster without a ring is refused before anything starts.
+  if (!embedded) requireAuthority(config);
   // Before the slow parts: a second instance on the same port fails now, not after 60 s of JVMs.
   await ensurePortFree(config.httpHost, config.httpPort);
+  // After the port check: a second `npm start` must not replace the running one's key.
+  let developmentKeys: DevelopmentKeys | null = null;
+  if (embedded && config.trustedKeysFile === null && !config.allowUnsigned) {
+    developmentKeys = createDevelopmentKeys(developmentKeysDir());
+    config = { ...config, trustedKeysFile: developmentKeys.trustedKeysFile };
+    log.info(
+      { signingKeyFile: developmentKeys.signingKeyFile, keyId: developmentKeys.keyId },
+      'embedded mode: a development key (roles ACKNOWLEDGE, SPILL) and a ring of it alone',
+    );
+  }
+  const keyRing = KeyRingInForce.load(config, log);
   let services: Services | null = null;
-  if (config.brokers.length === 0) {
+  if (embedded) {
     log.info('no KAFKA_BROKERS set: starting an embedded local Kafka and schema registry');
     services = await provideServices().catch((e: unknown) => {
       throw new StartupError(
@@ -73,11 +101,13 @@ export async function startProcessor(
     () => processor?.sessionCount() ?? 0,
     () => processor?.refusedFilterFill() ?? 0,
   );
+  keyRing.observe(metrics);
   processor = new Processor({
     kafka,
     codec,
     config,
     log,
+    trustedKeys: () => keyRing.current,
     observer: combineObservers(metrics, recent, ...(options.observer ? [options.observer] : [])),
   });
   // The HTTP server comes up first: /healthz answers and /readyz says "not yet" during start-up.
@@ -87,6 +117,9 @@ export async function startProcessor(
       port: config.httpPort,
       sessionsEnabled: config.httpSessions,
       sessionsToken: config.httpSessionsToken,
+      requestTimeoutMs: config.httpRequestTimeoutMs,
+      maxConnections: config.httpMaxConnections,
+      maxRequestBytes: config.httpMaxRequestBytes,
     },
     {
       registry,
@@ -107,7 +140,10 @@ export async function startProcessor(
     await processor.start();
   } catch (e) {
     // Leave nothing behind: the consumer, the HTTP port and the embedded JVMs.
-    await processor.stop().catch(() => undefined);
+    // The start-up failure is what is reported; a failing stop is worth a line, not the exit.
+    await processor
+      .stop()
+      .catch((err: unknown) => log.warn({ err }, 'stopping after the failed start did not finish'));
     await new Promise<void>((resolve) => server.close(() => resolve()));
     codec.close();
     await services?.stop();
@@ -123,7 +159,7 @@ export async function startProcessor(
       codec.close();
       await services?.stop();
     })());
-  return { processor: running, config, metrics, httpPort, stop };
+  return { processor: running, config, metrics, httpPort, keyRing, developmentKeys, stop };
 }
 
 /** Signals closer together than this are one keystroke delivered twice (see runCommand). */
@@ -173,6 +209,17 @@ export async function runCommand(flags: Record<string, string | undefined>): Pro
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
+  // SIGHUP re-reads a ring the operator gave (rotate, revoke without a restart). Without one
+  // (CG_ALLOW_UNSIGNED, or npm start's development ring) it keeps its default: the end of the
+  // terminal ends the process, as before.
+  let reloadPending = false;
+  if (config.trustedKeysFile !== null)
+    process.on('SIGHUP', () => {
+      log.info({ signal: 'SIGHUP' }, 're-reading the trusted key ring');
+      if (running === null) reloadPending = true;
+      else running.keyRing.reload();
+    });
   running = await startProcessor(config, log);
+  if (reloadPending) running.keyRing.reload();
   announcement = announceWhenReady(running, config.brokers.length === 0);
 }

@@ -3,25 +3,25 @@
  * "Integrating an orchestrator"). The product's contract is docs/contract.md.
  */
 export { GuardClient, DEFAULT_VERDICT_TIMEOUT_MS } from './client';
-export type { GuardClientOptions, EventFormat, OutOfBandEvent } from './client';
+export type { GuardClientOptions, EventFormat, OutOfBandEvent, OutOfBandOptions } from './client';
+export {
+  DEFAULT_SIGNATURE_VALIDITY_MS,
+  expiryFrom,
+  loadSigningKey,
+  parseSigningKey,
+  signed,
+  signatureFor,
+} from '../authority/signing';
+export type { SigningKey } from '../authority/signing';
+export type { TranscriptContent } from './transcript';
 export { SpillWorker } from './spillWorker';
 export type { SpillSource, SpillWorkerOptions } from './spillWorker';
-export { GuardedSession } from './session';
-export type {
-  CommitReport,
-  CompactionRequest,
-  RequestOptions,
-  SessionOptions,
-  SessionSnapshot,
-  TranscriptRange,
-  TranscriptReader,
-  TurnInput,
-  TurnPosition,
-} from './session';
-export { FileSpillStore } from './spill';
-export type { SpillStore, SpillWrite } from './spill';
+export * from './session';
+export { DEFAULT_MAX_SPILL_READ_BYTES, FileSpillStore } from './spill';
+export type { FileSpillStoreOptions, SpillStore, SpillWrite } from './spill';
 export {
   GuardClosedError,
+  GuardNotConnectedError,
   GuardSendError,
   GuardTimeoutError,
   GuardUsageError,

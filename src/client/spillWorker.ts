@@ -11,6 +11,8 @@ import { spillRequestType } from '../schema/schemas';
 import type { GuardClient } from './client';
 import type { SpillStore } from './spill';
 import { WireDecoder } from './wire';
+import { failureText } from './transcript';
+import type { SigningKey } from '../authority/signing';
 
 /** The bytes of one session's transcript over the requested range. */
 export type SpillSource = (
@@ -22,6 +24,11 @@ export interface SpillWorkerOptions {
   source: SpillSource;
   /** Consumer group of the workers (default `<clientId>-spill-worker`). */
   groupId?: string;
+  /**
+   * The spill service's own key (role SPILL in the processor's ring, contract §4b): signs every
+   * SpillCompleted and SpillFailed it sends. Default: the client's key; null: unsigned.
+   */
+  signingKey?: SigningKey | null;
 }
 
 export class SpillWorker {
@@ -55,16 +62,20 @@ export class SpillWorker {
     await consumer.subscribe({ topic: config.spillTopic, fromBeginning: true });
     // One at a time, offsets committed after the answer: a crash answers again, and the answer's
     // eventId is derived from the spillRequestId, so the processor ignores the repeat (step 0).
+    // A request that was not answered (its decoding failed with the registry, or the answer
+    // could not be sent) throws: kafkajs commits no offset for it and reads it again.
     await consumer.run({
       eachMessage: async ({ message }) => {
         if (message.value === null) return;
-        let request: SpillRequest;
-        try {
-          request = await this.decoder.decode(message.value);
-        } catch (e) {
-          this.log.warn({ err: e }, 'undecodable spill request skipped');
+        if (!isWireFormat(message.value)) {
+          // Not a record of the processor's at all (only it writes this topic): nothing to answer.
+          this.log.error(
+            { offset: message.offset },
+            'a record that is not a spill request skipped',
+          );
           return;
         }
+        const request = await this.decoder.decode(message.value);
         await this.answer(request);
       },
     });
@@ -77,15 +88,21 @@ export class SpillWorker {
 
   private async answer(r: SpillRequest): Promise<void> {
     const eventId = `spill-answer:${r.spillRequestId}`;
+    // The validity starts at the request's time if the orchestrator's clock is ahead of ours.
+    const sign = {
+      signingKey:
+        this.options.signingKey !== undefined ? this.options.signingKey : this.client.signingKey,
+      lastEventAt: r.requestedAt,
+    };
     let handle: string;
     try {
-      const content = await this.options.source(r);
+      const content = sourceBytes(await this.options.source(r), r);
       handle = await this.options.store.write({
         sessionId: r.sessionId,
         spillRequestId: r.spillRequestId,
         unit: r.unit,
         range: r.range,
-        content: typeof content === 'string' ? Buffer.from(content, 'utf8') : content,
+        content,
       });
     } catch (e) {
       await this.client.outOfBand(
@@ -93,9 +110,10 @@ export class SpillWorker {
           type: 'SpillFailed',
           sessionId: r.sessionId,
           spillRequestId: r.spillRequestId,
-          error: (e as Error).message || String(e),
+          error: failureText(e),
         },
         eventId,
+        sign,
       );
       this.answered++;
       return;
@@ -110,7 +128,23 @@ export class SpillWorker {
         range: r.range,
       },
       eventId,
+      sign,
     );
     this.answered++;
   }
+}
+
+/** The Confluent wire format's header: magic byte 0 and a 4-byte schema id. */
+function isWireFormat(value: Buffer): boolean {
+  return value.length >= 5 && value[0] === 0;
+}
+
+/** The bytes to store; nothing at all for a non-empty range is a failed read, not a spill. */
+function sourceBytes(content: Uint8Array | string, r: SpillRequest): Uint8Array {
+  const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
+  if (bytes.length === 0 && r.range.end > r.range.start)
+    throw new Error(
+      `the spill source gave nothing for ${r.unit}[${r.range.start},${r.range.end}): nothing was stored`,
+    );
+  return bytes;
 }

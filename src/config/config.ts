@@ -7,11 +7,14 @@
 import { readFileSync } from 'node:fs';
 import {
   ConfigError,
+  hasUrlCredentials,
   INPUT_FORMATS,
   SASL_MECHANISMS,
   SERVICE_SETTINGS,
   SETTINGS,
+  TOOL_SETTINGS,
   type Setting,
+  urlCredentialsRefused,
 } from './settings';
 
 export { ConfigError } from './settings';
@@ -23,6 +26,8 @@ type Values<Table> = { -readonly [K in keyof Table]: ValueOf<Table[K]> };
 export type Config = Values<typeof SETTINGS>;
 /** The embedded local services' settings (env only). */
 export type ServiceSettings = Values<typeof SERVICE_SETTINGS>;
+/** The on-call tools' and the client library's own settings. */
+export type ToolSettings = Values<typeof TOOL_SETTINGS>;
 export type InputFormat = (typeof INPUT_FORMATS)[number];
 export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
 
@@ -61,14 +66,27 @@ export function optionHelp(
   key: Key,
   shownDefault?: string,
 ): { flags: string; description: string } {
-  const s = entry(key);
+  return settingHelp(entry(key), flagOf(key), shownDefault);
+}
+
+/** The option line of a tool setting (TOOL_SETTINGS), e.g. `--key <value>`. */
+export function toolOptionHelp(key: keyof ToolSettings): { flags: string; description: string } {
+  const s = TOOL_SETTINGS[key] as Setting<unknown>;
+  return settingHelp(s, `--${s.flag ?? kebab(key)}`);
+}
+
+function settingHelp(
+  s: Setting<unknown>,
+  flag: string,
+  shownDefault?: string,
+): { flags: string; description: string } {
   const d = s.default;
   const shown =
     shownDefault ??
     s.shown ??
     (Array.isArray(d) ? d.join(',') : d === null ? '(unset)' : String(d));
   const env = s.secret ? `env ${s.env} or ${s.env}_FILE` : `env ${s.env}`;
-  return { flags: `${flagOf(key)} <value>`, description: `${s.help}; ${env} (default: ${shown})` };
+  return { flags: `${flag} <value>`, description: `${s.help}; ${env} (default: ${shown})` };
 }
 
 /** `<ENV>_FILE` for a secret: the file's content without the trailing newline. */
@@ -135,6 +153,17 @@ export function configEnv(c: Config, keys: readonly Key[]): Record<string, strin
   return env;
 }
 
+/** The tools' settings: a flag (commander's camelCase key) wins over the env var. */
+export function toolSettings(env: NodeJS.ProcessEnv, flags: Source = {}): ToolSettings {
+  const out: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(TOOL_SETTINGS) as [string, Setting<unknown>][]) {
+    const flag = s.flag ?? kebab(key);
+    const v = rawValue(s, env, flags[flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())]);
+    out[key] = v === undefined ? s.default : s.parse(v, `${s.env} (--${flag})`);
+  }
+  return out as ToolSettings;
+}
+
 /** The embedded local services' settings, from env vars. */
 export function serviceSettings(env: NodeJS.ProcessEnv = process.env): ServiceSettings {
   const out: Record<string, unknown> = {};
@@ -179,6 +208,65 @@ function validateSecurity(c: Config, raw: Source): void {
       `${flagName('registryCa')} is set but ${flagName('registryUrl')} is not https: ${c.registryUrl}`,
     );
   }
+  refusePlaintextAuth(c);
+}
+
+/**
+ * Passwords that would cross the network in clear are refused unless CG_ALLOW_PLAINTEXT_AUTH
+ * says so: SASL PLAIN without TLS, and registry basic auth over http://. (SCRAM never sends the
+ * password itself, so it is allowed without TLS.)
+ */
+function refusePlaintextAuth(c: Config): void {
+  if (c.allowPlaintextAuth) return;
+  const allow = `or set ${flagName('allowPlaintextAuth')}=true to accept that`;
+  if (c.kafkaSaslMechanism === 'plain' && !c.kafkaSsl)
+    throw new ConfigError(
+      `${flagName('kafkaSaslMechanism')}=plain without TLS sends the Kafka password in clear: ` +
+        `set ${ENV_NAMES.kafkaSsl}=true (or ${ENV_NAMES.kafkaSslCa}), use scram-sha-512, ${allow}`,
+    );
+  if (c.registryUsername !== null && c.registryUrl?.startsWith('http://') === true)
+    throw new ConfigError(
+      `registry basic auth (${ENV_NAMES.registryUsername}) over http:// sends the registry password in clear: ` +
+        `use an https:// ${ENV_NAMES.registryUrl}, ${allow}`,
+    );
+}
+
+/**
+ * The checks of loadConfig that a Config assembled in code (the client's overrides) must pass
+ * too: no credentials in the registry URL, no password in clear.
+ */
+export function refuseUnsafeConfig(c: Config): void {
+  if (c.registryUrl !== null && hasUrlCredentials(c.registryUrl))
+    throw urlCredentialsRefused(flagName('registryUrl'));
+  refusePlaintextAuth(c);
+}
+
+/** 127.0.0.0/8, ::1 and `localhost`: only this machine can connect. Anything else is not. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
+  return (
+    h === 'localhost' ||
+    h === '::1' ||
+    h === '0:0:0:0:0:0:0:1' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) ||
+    /^::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h)
+  );
+}
+
+/**
+ * `run` only (the on-call commands read CG_HTTP_HOST as where the processor is): serving
+ * /sessions/{id} beyond this machine without a token hands every session's state to anyone who
+ * can reach the port.
+ */
+export function requireSafeHttp(c: Config): void {
+  if (c.httpSessions && c.httpSessionsToken === null && !isLoopbackHost(c.httpHost))
+    throw new ConfigError(
+      `${flagName('httpHost')}=${c.httpHost} is not a loopback address and /sessions is served without a token: ` +
+        `set ${ENV_NAMES.httpSessionsToken} (or _FILE), or ${ENV_NAMES.httpSessions}=false, or bind ${ENV_NAMES.httpHost}=127.0.0.1`,
+    );
 }
 
 /**
@@ -195,7 +283,7 @@ export function requireRegistry(c: Config): void {
   }
   if (c.registryUrl !== null && c.brokers.length === 0) {
     throw new ConfigError(
-      // The URL is not echoed: it may carry credentials (https://user:password@host).
+      // The URL is not echoed (credentials in it are refused when it is parsed, but a path may be private).
       `${flagName('registryUrl')} is set but ${flagName('brokers')} is not: set KAFKA_BROKERS to the cluster that registry serves, or leave both unset for the embedded local services`,
     );
   }

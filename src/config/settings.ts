@@ -5,6 +5,7 @@
  * a unit test checks README's configuration tables against them.
  *
  * - SETTINGS: `compaction-guard run` (env var or flag; the on-call commands share a subset).
+ * - TOOL_SETTINGS: the on-call tools and the client library (env var or the tool's flag).
  * - SERVICE_SETTINGS: the embedded local services of `npm start` and the tests (env only).
  */
 import { accessSync, constants, readFileSync } from 'node:fs';
@@ -87,6 +88,32 @@ const httpUrl: Parse<string> = (raw, name) => {
   return raw.replace(/\/+$/, '');
 };
 
+/**
+ * `user:password@` in a URL: the whole URL is logged, shown in errors and passed around, so its
+ * credentials would be too. Matched on the raw text, so the URL is never parsed or echoed.
+ */
+export function hasUrlCredentials(raw: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(raw.trim());
+}
+
+/** The refusal of a registry URL with `user:password@`: where the credentials go instead. */
+export function urlCredentialsRefused(name: string): ConfigError {
+  return new ConfigError(
+    `${name}: credentials in the URL are refused (the URL is logged and shown in errors); ` +
+      'give them as CG_REGISTRY_USERNAME and CG_REGISTRY_PASSWORD (or CG_REGISTRY_PASSWORD_FILE)',
+  );
+}
+
+/** The schema registry's URL: an http(s) URL without credentials (they have their own settings). */
+const registryUrl: Parse<string> = (raw, name) => {
+  if (hasUrlCredentials(raw)) throw urlCredentialsRefused(name);
+  if (!/^https?:\/\/\S+$/.test(raw))
+    throw new ConfigError(
+      `${name}: expected an http(s) URL such as https://registry:8081 (the value is not shown: it may hold credentials)`,
+    );
+  return httpUrl(raw, name);
+};
+
 /** A PEM file that exists, is readable and holds at least one certificate. */
 const pemFile: Parse<string> = (path, name) => {
   let pem: string;
@@ -104,6 +131,9 @@ const pemFile: Parse<string> = (path, name) => {
     );
   return path;
 };
+
+/** A path as given (a relative one is resolved against the working directory when it is read). */
+const filePath: Parse<string> = (raw) => raw;
 
 /** An optional value: unset is null. */
 const optional = <T>(parse: Parse<T>): Parse<T | null> => parse;
@@ -129,7 +159,7 @@ export const SETTINGS = {
     default: null,
     shown: '(embedded)',
     help: 'Confluent-compatible schema registry (run: required with KAFKA_BROKERS, refused without it)',
-    parse: optional(httpUrl),
+    parse: optional(registryUrl),
   }),
   clientId: setting({
     env: 'CG_CLIENT_ID',
@@ -227,7 +257,7 @@ export const SETTINGS = {
   maxSessions: setting({
     env: 'CG_MAX_SESSIONS',
     // ~1 GB of heap at the measured 1.9 KB of a typical session (0.7 KB for a tiny one), half of
-    // a 2 GB heap and a quarter of Node's 4 GB default on a large host (docs/decisions.md 96).
+    // a 2 GB heap and a quarter of Node's 4 GB default on a large host (docs/decisions.md 121).
     default: 500_000,
     help:
       'sessions one instance holds at most; at the cap, events of new sessions are counted and not stored, ' +
@@ -310,8 +340,10 @@ export const SETTINGS = {
   }),
   httpHost: setting({
     env: 'CG_HTTP_HOST',
-    default: '0.0.0.0',
-    help: 'bind address of the HTTP server (/metrics, /healthz, /readyz, /sessions/{id})',
+    default: '127.0.0.1',
+    help:
+      'bind address of the HTTP server (/metrics, /healthz, /readyz, /sessions/{id}); ' +
+      'any other than a loopback address needs CG_HTTP_SESSIONS_TOKEN or CG_HTTP_SESSIONS=false',
     parse: text,
   }),
   httpPort: setting({
@@ -332,6 +364,30 @@ export const SETTINGS = {
     help: 'when set, /sessions requires `Authorization: Bearer <token>`',
     parse: optional(text),
     secret: true,
+  }),
+  httpRequestTimeoutMs: setting({
+    env: 'CG_HTTP_REQUEST_TIMEOUT_MS',
+    default: 10_000,
+    help: 'longest the HTTP server waits for a whole request (headers included); then 408 and the connection is closed',
+    parse: integer(1),
+  }),
+  httpMaxConnections: setting({
+    env: 'CG_HTTP_MAX_CONNECTIONS',
+    default: 64,
+    help: 'open HTTP connections at most; further ones are closed at once',
+    parse: integer(1),
+  }),
+  httpMaxRequestBytes: setting({
+    env: 'CG_HTTP_MAX_REQUEST_BYTES',
+    default: 16_384,
+    help: 'largest HTTP request (headers, and any body) the server takes; larger ones get 431 or 413',
+    parse: integer(1024),
+  }),
+  allowPlaintextAuth: setting({
+    env: 'CG_ALLOW_PLAINTEXT_AUTH',
+    default: false,
+    help: 'accept SASL PLAIN towards Kafka without TLS, or registry basic auth over http:// (passwords in clear on the network)',
+    parse: bool,
   }),
   kafkaSaslMechanism: setting({
     env: 'CG_KAFKA_SASL_MECHANISM',
@@ -392,6 +448,39 @@ export const SETTINGS = {
     shown: 'system CAs',
     help: 'PEM file of the CA(s) for an https registry',
     parse: optional(pemFile),
+  }),
+  trustedKeysFile: setting({
+    env: 'CG_TRUSTED_KEYS_FILE',
+    default: null,
+    shown: '(none)',
+    help:
+      'the trusted key ring (contract §4b, JSON of `compaction-guard keys new --ring`): only events signed by its keys ' +
+      'write off a loss or answer a spill request; re-read on SIGHUP. Unset: run refuses to start unless ' +
+      'CG_ALLOW_UNSIGNED=true (npm start makes a development ring)',
+    parse: optional(filePath),
+  }),
+  allowUnsigned: setting({
+    env: 'CG_ALLOW_UNSIGNED',
+    default: false,
+    help:
+      'true: start without CG_TRUSTED_KEYS_FILE, applying unsigned SpillCompleted, SpillFailed and LossAcknowledged ' +
+      'from anyone who can write the input topic (logged at warn, gauge compaction_guard_unsigned_allowed)',
+    parse: bool,
+  }),
+} as const;
+
+// ---- the on-call tools and the client library (not `run`) ----------------------------------------
+
+export const TOOL_SETTINGS = {
+  signingKeyFile: setting({
+    env: 'CG_SIGNING_KEY_FILE',
+    flag: 'key',
+    default: null,
+    shown: "a running npm start's development key, else none",
+    help:
+      'the signing key (a file of `compaction-guard keys new`) that signs LossAcknowledged, SpillCompleted and ' +
+      'SpillFailed (contract §4b): `acknowledge`, `simulate`, GuardClient and SpillWorker',
+    parse: optional(filePath),
   }),
 } as const;
 

@@ -128,7 +128,8 @@ function auditCommit(s: SessionState, e: CompactionCommitted, out: Collector): v
     out.audit(
       'APPROVAL_STALE_AT_COMMIT',
       `compaction ${e.requestId} was approved but would be refused at commit (${now.fired.map((f) => f.code).join(', ')})`,
-      e.unit,
+      // The holes were found where the rules look: U for a known session (§2).
+      now.holeUnit,
       now.fired.reduce((acc, f) => union(acc, f.holes), EMPTY),
     );
   }

@@ -18,6 +18,12 @@ export interface HttpOptions {
   sessionsEnabled: boolean;
   /** When set, `/sessions` requires `Authorization: Bearer <token>`. */
   sessionsToken: string | null;
+  /** A request (headers included) not received in this time gets 408 and its connection closed. */
+  requestTimeoutMs: number;
+  /** Connections beyond this many are closed as they arrive. */
+  maxConnections: number;
+  /** Headers larger than this get 431, a body larger than this 413. */
+  maxRequestBytes: number;
 }
 
 export interface HttpDeps {
@@ -45,11 +51,44 @@ function tokenMatches(req: IncomingMessage, token: string): boolean {
 }
 
 export function createHttpServer(o: HttpOptions, d: HttpDeps): Server {
-  return createServer((req, res) => {
-    void handle(req, res, o, d).catch((e: unknown) =>
-      send(res, 500, { error: (e as Error).message }),
-    );
+  const server = createServer(
+    {
+      requestTimeout: o.requestTimeoutMs,
+      headersTimeout: o.requestTimeoutMs,
+      maxHeaderSize: o.maxRequestBytes,
+      // Node checks the timeouts this often (default 30 s): a short timeout needs a short check.
+      connectionsCheckingInterval: Math.min(1_000, o.requestTimeoutMs),
+    },
+    (req, res) => {
+      if (bodyTooLarge(req, o.maxRequestBytes)) {
+        res.setHeader('Connection', 'close');
+        send(res, 413, { error: `request larger than ${o.maxRequestBytes} bytes` });
+        return;
+      }
+      void handle(req, res, o, d).catch((e: unknown) =>
+        send(res, 500, { error: (e as Error).message }),
+      );
+    },
+  );
+  server.maxConnections = o.maxConnections;
+  // An idle kept-alive connection holds one of maxConnections: let it go soon.
+  server.keepAliveTimeout = Math.min(5_000, o.requestTimeoutMs);
+  return server;
+}
+
+/**
+ * No route takes a body. A declared one over the cap is refused at once; one that is streamed
+ * (chunked) is counted as it arrives, and the connection is cut when it passes the cap.
+ */
+function bodyTooLarge(req: IncomingMessage, max: number): boolean {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > max) return true;
+  let received = 0;
+  req.on('data', (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > max) req.destroy();
   });
+  return false;
 }
 
 async function handle(
@@ -81,7 +120,11 @@ async function handle(
     const id = decodeURIComponent(match[1]!);
     const found = d.sessions.findSession(id);
     if (found)
-      return send(res, 200, sessionView(id, found.partition, found.state, d.recent.get(id)));
+      return send(
+        res,
+        200,
+        sessionView(id, found.partition, found.state, d.recent.get(id), d.recent.violations(id)),
+      );
     return send(res, 404, { error: `session ${id} is not tracked by this instance` });
   }
   return send(res, 404, {

@@ -1,6 +1,6 @@
 /** The `/sessions/{id}` view: a session's state in readable ranges, and its last verdicts. */
 import type { Unit } from '../engine/events';
-import type { Verdict } from '../engine/outputs';
+import type { AuditRecord, Verdict } from '../engine/outputs';
 import { type IntervalSet, subtract, toSpans, union } from '../engine/intervals';
 import { type SessionState, heads, inUnit, knownHead } from '../engine/state';
 
@@ -12,6 +12,7 @@ export function sessionView(
   partition: number,
   s: SessionState,
   recent: readonly Verdict[],
+  violations: readonly AuditRecord[] = [],
 ) {
   const unit = s.policy?.floor.unit ?? null;
   const perUnit = (sets: SessionState['spilled']) =>
@@ -40,7 +41,10 @@ export function sessionView(
     spillFailed: s.spillFailed,
     pendingSpill: s.pendingSpill,
     closedAt: s.closedAt,
+    // contract §4b: a signature must not expire before it (a signing tool starts its validity here).
+    lastEventAt: s.lastEventAt,
     lastVerdicts: recent,
+    lastViolations: violations,
     storedVerdicts: s.verdicts.map((v) => ({
       unit: v.unit,
       summaryInput: { start: v.sIn, end: v.eIn },

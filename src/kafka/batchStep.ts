@@ -5,7 +5,7 @@
  * changes its own copies (made on first touch), so a transaction that fails leaves them intact,
  * and the caller applies `overlay` only once the transaction committed.
  *
- * Containment per record (contract §8, docs/decisions.md 94): whatever the processor's own code
+ * Containment per record (contract §8, docs/decisions.md 119): whatever the processor's own code
  * throws on one record (reading the session's state, the engine, the output encoder, the state
  * serializer), or an output too large for its topic, dead-letters that record with a code naming
  * the stage, leaves its session's state exactly as before it (each record steps a copy, kept

@@ -66,7 +66,8 @@ export class PartitionTask {
     private readonly kafka: Kafka,
     private readonly config: Config,
     private readonly codec: RegistryCodec,
-    private readonly engine: EngineOptions,
+    /** The engine's options for the next batch (the trusted key ring may be reloaded between batches). */
+    private readonly engine: () => EngineOptions,
     private readonly log: Logger,
     private readonly observer: ProcessorObserver,
     private readonly clock: () => number,
@@ -158,7 +159,7 @@ export class PartitionTask {
       {
         config: c,
         encoder: this.codec,
-        engine: this.engine,
+        engine: this.engine(),
         committed: this.states,
         clock: this.clock,
         timer: () => performance.now(),

@@ -12,6 +12,7 @@ import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import { ENV_NAMES, type Config } from '../config/config';
 import { engineOptions } from '../engine/fleet';
+import type { TrustedKeyRing } from '../engine/authority';
 import type { RegistryCodec } from '../registry/codec';
 import { registerSchemas } from '../registry/register';
 import { retry } from '../retry';
@@ -62,6 +63,11 @@ export interface ProcessorDeps {
   codec: RegistryCodec;
   config: Config;
   log: Logger;
+  /**
+   * The trusted key ring of contract §4b in force now (read at each batch, so a reload applies
+   * from the next batch on); null or absent: no ring, signatures are not looked at.
+   */
+  trustedKeys?: () => TrustedKeyRing | null;
   observer?: ProcessorObserver;
   clock?: () => number;
 }
@@ -233,7 +239,7 @@ export class Processor implements SessionDirectory {
         kafka,
         c,
         codec,
-        engineOptions({ graceMs: c.graceMs, idleMs: c.idleMs }),
+        () => engineOptions({ graceMs: c.graceMs, idleMs: c.idleMs, trustedKeys: this.deps.trustedKeys?.() ?? null }),
         log,
         this.observer,
         this.clock,

@@ -4,7 +4,7 @@
  * all the same (MESSAGE_TOO_LARGE: a broker-level limit, or a topic changed since). A record
  * that would not fit is never sent: its input record is dead-lettered instead (its dead letter
  * truncated if need be), so nothing the processor writes can be refused for its size and hold
- * the partition (docs/decisions.md 95).
+ * the partition (docs/decisions.md 120).
  */
 import type { Message } from 'kafkajs';
 import { estimatedBytes } from './outputChunks';

@@ -15,7 +15,7 @@ import { quoted } from './boundedText';
  * Why a record went to the DLQ: the decoder's codes plus the processor's own. Besides the two
  * Kafka-level checks, each code names the stage of the processor that failed on the record
  * (contract §8: a fault of the processor's own code on one record dead-letters that record and
- * leaves its session's state as it was before it; docs/decisions.md 94).
+ * leaves its session's state as it was before it; docs/decisions.md 119).
  */
 export const KAFKA_DEAD_LETTER_CODES = [
   'EMPTY_VALUE',

@@ -205,3 +205,18 @@ export async function ensureTopics(admin: Admin, c: Config): Promise<EnsuredTopi
     ),
   };
 }
+
+/**
+ * What a client (GuardClient) needs before it sends: the input's partition count, and the
+ * verdict topic it subscribes to. When either does not exist yet (a fresh development cluster,
+ * or a verdict topic of its own) every absent topic is created as the processor would;
+ * otherwise nothing is created or described beyond the input, which is all an orchestrator may
+ * see on a cluster with ACLs (src/kafka/acls.ts): it sees neither the changelog nor the audit
+ * topic, so creating "absent" topics would fail its connect.
+ */
+export async function clientInputPartitions(admin: Admin, c: Config): Promise<number> {
+  const existing = new Set(await admin.listTopics());
+  if (existing.has(c.inputTopic) && existing.has(c.verdictTopic))
+    return partitionCount(admin, c.inputTopic);
+  return (await ensureTopics(admin, c)).inputPartitions;
+}

@@ -13,6 +13,7 @@ import { DECODE_ERROR_CODES } from '../schema/errors';
 import { AUDIT_KIND_OF, type AuditCode, type AuditKind } from '../engine/outputs';
 import { RULE_CODES } from '../engine/rules';
 import { EventTally, type ProcessorObserver } from '../kafka/processorObserver';
+import type { KeyRingObserver } from '../authority/keyRingInForce';
 
 const P = 'compaction_guard_';
 
@@ -34,7 +35,7 @@ export function readPackageVersion(file: string): string {
   return version;
 }
 
-export class Metrics implements ProcessorObserver {
+export class Metrics implements ProcessorObserver, KeyRingObserver {
   readonly verdicts: Counter<'decision' | 'action'>;
   readonly refusalReasons: Counter<'code'>;
   readonly spillRequests: Counter;
@@ -56,6 +57,9 @@ export class Metrics implements ProcessorObserver {
   readonly sessionsRefusedAtCapacity: Counter;
   readonly eventsRefusedAtCapacity: Counter;
   readonly refusedFilterFill: Gauge;
+  readonly unsignedAllowed: Gauge;
+  readonly trustedKeys: Gauge;
+  readonly keyRingReloads: Counter<'outcome'>;
 
   constructor(
     readonly registry: Registry,
@@ -180,11 +184,27 @@ export class Metrics implements ProcessorObserver {
     });
     this.refusedFilterFill = new Gauge({
       name: `${P}refused_filter_fill_ratio`,
-      help: "Share of bits set in the fullest partition's filter of sessions refused at capacity; about its 8th power of new sessions start blind by mistake.",
+      help: "Share of bits set in the fullest partition's filter of sessions refused at capacity or freed by wall clock; about its 8th power of new sessions start blind by mistake.",
       registers,
       collect() {
         this.set(refusedFill());
       },
+    });
+    this.unsignedAllowed = new Gauge({
+      name: `${P}unsigned_allowed`,
+      help: '1 when running without a trusted key ring under CG_ALLOW_UNSIGNED=true: unsigned acknowledgements and spill answers are applied (contract §4b).',
+      registers,
+    });
+    this.trustedKeys = new Gauge({
+      name: `${P}trusted_keys`,
+      help: 'Keys in the trusted key ring in force (0 without one).',
+      registers,
+    });
+    this.keyRingReloads = new Counter({
+      name: `${P}key_ring_reloads_total`,
+      help: 'Re-reads of CG_TRUSTED_KEYS_FILE (SIGHUP), by outcome (loaded; failed: the keys in force stay).',
+      labelNames: ['outcome'],
+      registers,
     });
     const info = new Gauge({
       name: `${P}build_info`,
@@ -227,6 +247,7 @@ export class Metrics implements ProcessorObserver {
     for (const code of [...DECODE_ERROR_CODES, ...KAFKA_DEAD_LETTER_CODES])
       this.deadLetters.inc({ code }, 0);
     for (const outcome of ['committed', 'aborted']) this.transactions.inc({ outcome }, 0);
+    for (const outcome of ['loaded', 'failed']) this.keyRingReloads.inc({ outcome }, 0);
   }
 
   /** One event (tests, offline use); the processor reports a batch at a time (`batchEvents`). */
@@ -293,5 +314,14 @@ export class Metrics implements ProcessorObserver {
 
   readiness(ready: boolean): void {
     this.ready.set(ready ? 1 : 0);
+  }
+
+  keyRing(keys: number | null): void {
+    this.unsignedAllowed.set(keys === null ? 1 : 0);
+    this.trustedKeys.set(keys ?? 0);
+  }
+
+  keyRingReload(outcome: 'loaded' | 'failed'): void {
+    this.keyRingReloads.inc({ outcome });
   }
 }

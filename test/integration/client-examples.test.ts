@@ -1,7 +1,9 @@
 /**
  * examples/orchestrator.ts, examples/langchain-agent.ts and examples/ai-sdk-agent.ts run as a
  * user runs them (`npx tsx`, settings from the environment as for `compaction-guard run`) against
- * a real processor, and print the refusal, the spill's approval, the commit and their counts.
+ * a real processor with a trusted key ring (contract §4b), and print the refusal, the spill's
+ * approval, the commit and their counts: their GuardClient signs the spill answers with the key
+ * in CG_SIGNING_KEY_FILE.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -9,6 +11,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { TOPIC_KEYS, configEnv } from '../../src/config/config';
 import { start, testConfig } from './pipeline';
+import { testKeys } from './client/harness';
 import type { Running } from '../../src/cli/run';
 
 jest.setTimeout(240_000);
@@ -16,7 +19,8 @@ jest.setTimeout(240_000);
 const ROOT = path.resolve(__dirname, '../..');
 
 describe('the client examples', () => {
-  const config = testConfig();
+  const keys = testKeys();
+  const config = testConfig({ trustedKeysFile: keys.ring, allowUnsigned: false });
   let running: Running;
   let spills: string;
   beforeAll(async () => {
@@ -28,12 +32,18 @@ describe('the client examples', () => {
     rmSync(spills, { recursive: true, force: true });
   });
 
+  /**
+   * Runs the example; `spilled`: the session directories its spills added to the store (named
+   * by the sha256 of the sessionId, src/client/spill.ts).
+   */
   function run(
     example: string,
-  ): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  ): Promise<{ status: number | null; stdout: string; stderr: string; spilled: string[] }> {
+    const before = new Set(readdirSync(spills));
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       CG_SPILL_DIR: spills,
+      CG_SIGNING_KEY_FILE: keys.keyFile(keys.orchestrator),
       ...configEnv(config, ['brokers', 'registryUrl', ...TOPIC_KEYS]),
     };
     // Asynchronous: the processor runs in this process and must keep running meanwhile.
@@ -47,7 +57,14 @@ describe('the client examples', () => {
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     return new Promise((resolve) =>
-      child.on('exit', (status) => resolve({ status, stdout, stderr })),
+      child.on('exit', (status) =>
+        resolve({
+          status,
+          stdout,
+          stderr,
+          spilled: readdirSync(spills).filter((d) => !before.has(d)),
+        }),
+      ),
     );
   }
 
@@ -72,7 +89,7 @@ describe('the client examples', () => {
     expect(r.stdout).toMatch(
       /compactions: 1 committed, 1 pinned message\(s\) kept verbatim, held back: .*"SUMMARIZER_THREW":1/,
     );
-    expect(readdirSync(spills).filter((d) => d.startsWith('langchain-demo-'))).toHaveLength(1);
+    expect(r.spilled).toHaveLength(1);
   });
 
   it('ai-sdk-agent.ts: a failed summary is held back, the next is refused until the history is spilled, then committed with the rule kept verbatim', async () => {
@@ -86,6 +103,6 @@ describe('the client examples', () => {
       /compactions: 1 committed, 1 pinned message\(s\) kept verbatim, held back: .*"ERROR_SUMMARY":1/,
     );
     expect(r.stdout).toMatch(/final answer: All 25 logs read/);
-    expect(readdirSync(spills).filter((d) => d.startsWith('ai-sdk-demo-'))).toHaveLength(1);
+    expect(r.spilled).toHaveLength(1);
   });
 });

@@ -1,7 +1,9 @@
 /**
  * compaction-guard/client against a real broker, registry and processor (startProcessor on
- * unique topics): positions and seq, serialised concurrent calls, one shared verdict consumer
- * under 1,000 concurrent requests, a verdict timeout that fails closed, the in-band spill loop.
+ * unique topics, with a trusted key ring: contract §4b): positions and seq, serialised concurrent
+ * calls, one shared verdict consumer under 1,000 concurrent requests, a verdict timeout that
+ * fails closed, the in-band spill loop and a separate spill worker, each signing its answers,
+ * and what an unsigned spill or an unanswered spill request leads to.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,22 +14,35 @@ import {
   SpillWorker,
   GuardTimeoutError,
   GuardUsageError,
+  GuardClient,
   type GuardedSession,
   type TurnPosition,
 } from '../../src/client';
 import type { Role, Unit } from '../../src/engine/events';
 import { Rng } from '../../src/sim/prng';
-import { readTopics, decodeOutput, testConfig } from './pipeline';
-import { clientFor, policy, stack, type Stack, viewUntil } from './client/harness';
+import { until } from '../support/until';
+import pino from 'pino';
+import { kafka, readTopics, decodeOutput, testConfig } from './pipeline';
+import {
+  type Stack,
+  type TestKeys,
+  clientFor,
+  policy,
+  signedStack,
+  testKeys,
+  viewUntil,
+} from './client/harness';
 
 jest.setTimeout(240_000);
 
 const ROLES: readonly Role[] = ['USER', 'ASSISTANT', 'TOOL_CALL', 'TOOL_RESULT'];
 
-describe('GuardClient on a real Kafka, registry and processor', () => {
+describe('GuardClient on a real Kafka, registry and processor with a trusted key ring', () => {
   let s: Stack;
+  let keys: TestKeys;
   beforeAll(async () => {
-    s = await stack();
+    keys = testKeys();
+    s = await signedStack(keys);
   });
   afterAll(async () => {
     await s?.stop();
@@ -144,7 +159,7 @@ describe('GuardClient on a real Kafka, registry and processor', () => {
     expect(s.client.waiting).toBe(started);
   });
 
-  it('the spill loop: REFUSE/SPILL, the transcript spilled to a file, APPROVE with basis LOSSLESS_SPILL; the file reads back byte-identical', async () => {
+  it("the spill loop: REFUSE/SPILL, the transcript spilled to a file, its SpillCompleted signed by the client's key, APPROVE with basis LOSSLESS_SPILL; the file reads back byte-identical", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'cg-spill-'));
     try {
       const store = new FileSpillStore(dir);
@@ -204,10 +219,11 @@ describe('GuardClient on a real Kafka, registry and processor', () => {
     }
   });
 
-  it('a separate spill worker answers out of band (seq null): the orchestrator asks again and gets APPROVE LOSSLESS_SPILL; its own sequence is untouched', async () => {
+  it('a separate spill worker answers out of band (seq null), signed with its own key: the orchestrator asks again and gets APPROVE LOSSLESS_SPILL; its own sequence is untouched', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'cg-worker-'));
     const transcripts = new Map<string, string[]>();
     const worker = new SpillWorker(s.client, {
+      signingKey: keys.spillService.key,
       store: new FileSpillStore(dir),
       groupId: `workers-${s.config.groupId}`,
       source: (r) =>
@@ -246,6 +262,122 @@ describe('GuardClient on a real Kafka, registry and processor', () => {
     }
   });
 
+  it('a spill request the worker could not answer (its answer was not sent) is not committed: the next worker of the group answers it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cg-worker-'));
+    const groupId = `workers-retry-${s.config.groupId}`;
+    const session = s.client.session(`unanswered-${s.config.groupId}`);
+    const spilled: string[] = [];
+    // Silent: kafkajs logs every failed attempt of the first worker at error.
+    let first: GuardClient | null = await clientFor(s.config, {
+      signingKey: null,
+      logger: pino({ level: 'silent' }),
+    });
+    const failing = new SpillWorker(first, {
+      signingKey: keys.spillService.key,
+      groupId,
+      source: () => 'turns',
+      store: {
+        // The write works, then the worker's client goes away: its SpillCompleted cannot be sent.
+        write: async () => {
+          await first?.close();
+          first = null;
+          spilled.push('first');
+          return 'file:///lost#sha256=' + '0'.repeat(64);
+        },
+        read: () => Promise.reject(new Error('unused')),
+      },
+    });
+    await failing.start();
+    try {
+      await session.open(policy('TURNS', 12));
+      for (let t = 0; t < 52; t++)
+        await session.appendTurn({ role: 'USER', tokens: 10, pins: t === 1 ? ['CONSTRAINT'] : [] });
+      await session.truncated({ unit: 'TURNS', range: { start: 0, end: 8 } });
+      const request = { requestId: 'c', summaryInput: { start: 8, end: 40 }, tailStart: 40 };
+      expect(await session.requestCompaction(request)).toMatchObject({ action: 'SPILL' });
+      await until('the first worker tried', async () => (spilled.length > 0 ? true : undefined));
+      expect(failing.answered).toBe(0);
+    } finally {
+      await failing.stop().catch(() => undefined);
+    }
+    // Nothing committed for the group: the request is still to be answered.
+    const admin = kafka.admin();
+    await admin.connect();
+    const committed = await admin.fetchOffsets({ groupId, topics: [s.config.spillTopic] });
+    await admin.disconnect();
+    expect(committed[0]!.partitions.map((p) => p.offset)).toEqual(
+      committed[0]!.partitions.map(() => '-1'),
+    );
+    const second = new SpillWorker(s.client, {
+      signingKey: keys.spillService.key,
+      groupId,
+      store: new FileSpillStore(dir),
+      source: (r) => `turns ${r.range.start}-${r.range.end}`,
+    });
+    await second.start();
+    try {
+      const verdict = await session.requestCompaction(
+        { requestId: 'c', summaryInput: { start: 8, end: 40 }, tailStart: 40 },
+        { awaitSpill: { pollMs: 200, timeoutMs: 60_000 } },
+      );
+      expect(verdict).toMatchObject({ decision: 'APPROVE', basis: 'LOSSLESS_SPILL' });
+      expect(second.answered).toBeGreaterThanOrEqual(1);
+    } finally {
+      await second.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('under the ring, a spill sent unsigned (a client with no key), in band or out of band over [0, 2^52 − 1), heals nothing: UNAUTHORIZED_EVENT (no signature) and the request stays refused', async () => {
+    const unsigned = await clientFor(s.config, { signingKey: null });
+    const dir = mkdtempSync(path.join(tmpdir(), 'cg-unsigned-'));
+    try {
+      const session = unsigned.session(`unsigned-${s.config.groupId}`);
+      await session.open(policy('TURNS', 12));
+      for (let t = 0; t < 52; t++)
+        await session.appendTurn({ role: 'USER', tokens: 10, pins: t === 1 ? ['CONSTRAINT'] : [] });
+      await session.truncated({ unit: 'TURNS', range: { start: 0, end: 8 } });
+      const verdict = await session.requestCompaction(
+        { requestId: 'c', summaryInput: { start: 8, end: 40 }, tailStart: 40 },
+        { spill: { store: new FileSpillStore(dir), transcript: () => 'all of it', maxSpills: 1 } },
+      );
+      expect(verdict).toMatchObject({ decision: 'REFUSE', action: 'SPILL' });
+      const view = await viewUntil(s, session.sessionId, (v) =>
+        (v.lastViolations as { code: string }[]).some((a) => a.code === 'UNAUTHORIZED_EVENT'),
+      );
+      expect(view).toMatchObject({
+        spilled: [],
+        lastViolations: [
+          expect.objectContaining({
+            code: 'UNAUTHORIZED_EVENT',
+            message: expect.stringMatching(/SpillCompleted .* not applied: no signature/),
+          }),
+        ],
+      });
+      // The issue's first attack: an out-of-band SpillCompleted over [0, 2^52 − 1) with any
+      // handle, by someone who can write the topic. Then a request asks whether it healed.
+      await unsigned.outOfBand({
+        type: 'SpillCompleted',
+        sessionId: session.sessionId,
+        spillRequestId: 'anything',
+        handle: 'file:///nothing-was-stored',
+        unit: 'TURNS',
+        range: { start: 0, end: 4_503_599_627_370_495 },
+      });
+      await viewUntil(s, session.sessionId, (v) => (v.lastViolations as unknown[]).length === 2);
+      const again = await session.requestCompaction({
+        requestId: 'c2',
+        summaryInput: { start: 8, end: 40 },
+        tailStart: 40,
+      });
+      expect(again).toMatchObject({ decision: 'REFUSE', action: 'SPILL' });
+      expect(await s.view(session.sessionId)).toMatchObject({ spilled: [] });
+    } finally {
+      await unsigned.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("an operator's out-of-band LossAcknowledged is the way out of a HALT; the orchestrator's seq carries on", async () => {
     const session = s.client.session(`ack-${s.config.groupId}`);
     await session.open(policy('TURNS', 2, 'DISABLED'));
@@ -256,14 +388,19 @@ describe('GuardClient on a real Kafka, registry and processor', () => {
       decision: 'REFUSE',
       action: 'HALT',
     });
-    await s.client.outOfBand({
-      type: 'LossAcknowledged',
-      sessionId: session.sessionId,
-      unit: 'TURNS',
-      range: { start: 0, end: 3 },
-      by: 'oncall@example.com',
-      reason: 'turns 0-2 were small talk',
-    });
+    // Signed by the operator's key: the client's own (SPILL only) may not write a loss off.
+    await s.client.outOfBand(
+      {
+        type: 'LossAcknowledged',
+        sessionId: session.sessionId,
+        unit: 'TURNS',
+        range: { start: 0, end: 3 },
+        by: 'oncall@example.com',
+        reason: 'turns 0-2 were small talk',
+      },
+      undefined,
+      { signingKey: keys.operator.key },
+    );
     // Out of band and in band are not ordered with each other: ask until the write-off counts.
     let verdict = await session.requestCompaction(request);
     for (let i = 0; i < 20 && verdict.decision !== 'APPROVE'; i++) {
@@ -381,5 +518,28 @@ describe('GuardClient without a processor', () => {
       /schema registry at http:\/\/127\.0\.0\.1:2 \(SCHEMA_REGISTRY_URL\)/,
     );
     expect(Date.now() - t0).toBeLessThan(30_000);
+  });
+
+  it('close() during connect() waits for it, then closes what it opened', async () => {
+    const client = new GuardClient({ env: {}, config: testConfig() });
+    const connecting = client.connect();
+    expect(client.state).toBe('connecting');
+    await client.close();
+    await connecting;
+    expect(client.state).toBe('closed');
+    expect(() => client.session('after')).toThrow(GuardClosedError);
+  });
+
+  it('a connect that fails ends the client closed, with the coded error of the step that failed', async () => {
+    for (const [config, code] of [
+      [testConfig({ brokers: ['127.0.0.1:1'] }), 'KAFKA_UNREACHABLE'],
+      [testConfig({ registryUrl: 'http://127.0.0.1:2' }), 'REGISTRY_UNREACHABLE'],
+    ] as const) {
+      const client = new GuardClient({ env: {}, config });
+      await expect(client.connect()).rejects.toMatchObject({ name: 'StartupError', code });
+      expect(client.state).toBe('closed');
+      expect(() => client.session('after')).toThrow(GuardClosedError);
+      await client.close(); // nothing left to close
+    }
   });
 });

@@ -5,7 +5,8 @@
  * lines in a healthy run, and a SIGTERM that ends it cleanly and frees its port.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { ENV_NAMES } from '../../src/config/config';
@@ -67,6 +68,7 @@ describe('start-up failures of run', () => {
       KAFKA_BROKERS: `127.0.0.1:${await freePort()}`,
       SCHEMA_REGISTRY_URL: registryUrl,
       CG_HTTP_PORT: '0',
+      CG_ALLOW_UNSIGNED: 'true',
     });
     expect(o.status).toBe(4);
     expect(o.ms).toBeLessThan(12_000);
@@ -78,11 +80,44 @@ describe('start-up failures of run', () => {
       KAFKA_BROKERS: brokers.join(','),
       SCHEMA_REGISTRY_URL: `http://127.0.0.1:${await freePort()}`,
       CG_HTTP_PORT: '0',
+      CG_ALLOW_UNSIGNED: 'true',
       ...topicEnv(testConfig()),
     });
     expect(o.status).toBe(5);
     expect(o.ms).toBeLessThan(12_000);
     expectOneLine(o, 'REGISTRY_UNREACHABLE', 'SCHEMA_REGISTRY_URL');
+  });
+
+  it('no trusted key ring against a cluster: exit 2 at once (before connecting anywhere), one line naming CG_TRUSTED_KEYS_FILE and CG_ALLOW_UNSIGNED', async () => {
+    const o = await runCli(['run'], {
+      // No broker answers here: exit 2 proves nothing was tried before the refusal.
+      KAFKA_BROKERS: `127.0.0.1:${await freePort()}`,
+      SCHEMA_REGISTRY_URL: registryUrl,
+      CG_HTTP_PORT: '0',
+    });
+    expect(o.status).toBe(2);
+    expect(o.ms).toBeLessThan(5_000);
+    expectOneLine(o, 'CONFIG_INVALID', 'CG_TRUSTED_KEYS_FILE .*is not set.*CG_ALLOW_UNSIGNED=true');
+  });
+
+  it('a trusted key ring that does not read: exit 2 at once, one line naming the file, the entry and what is wrong', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cg-ring-'));
+    const ring = join(dir, 'ring.json');
+    writeFileSync(
+      ring,
+      JSON.stringify({
+        keys: [{ keyId: 'k1', name: 'alice', publicKey: 'A'.repeat(43) + '=', roles: ['ADMIN'] }],
+      }),
+    );
+    const o = await runCli(['run'], {
+      KAFKA_BROKERS: `127.0.0.1:${await freePort()}`,
+      SCHEMA_REGISTRY_URL: registryUrl,
+      CG_HTTP_PORT: '0',
+      CG_TRUSTED_KEYS_FILE: ring,
+    });
+    expect(o.status).toBe(2);
+    expect(o.ms).toBeLessThan(5_000);
+    expectOneLine(o, 'CONFIG_INVALID', `${ring} keys\\[0\\]: unknown role "ADMIN"`);
   });
 
   it('a busy HTTP port: exit 6 at once (before connecting anywhere), naming the port and CG_HTTP_PORT', async () => {
@@ -96,6 +131,7 @@ describe('start-up failures of run', () => {
         SCHEMA_REGISTRY_URL: registryUrl,
         CG_HTTP_HOST: '127.0.0.1',
         CG_HTTP_PORT: String(port),
+        CG_ALLOW_UNSIGNED: 'true',
       });
       expect(o.status).toBe(6);
       expect(o.ms).toBeLessThan(5_000);
@@ -107,6 +143,16 @@ describe('start-up failures of run', () => {
 });
 
 describe('the demo: run fed by simulate', () => {
+  it('simulate against an absent broker: exit 3 (as its help says) within 12 s, one line naming KAFKA_BROKERS, no stack', async () => {
+    const o = await runCli(['simulate', '--sessions', '1', '--events', '5', '--rate', '100'], {
+      KAFKA_BROKERS: `127.0.0.1:${await freePort()}`,
+      SCHEMA_REGISTRY_URL: registryUrl,
+    });
+    expect(o.status).toBe(3);
+    expect(o.ms).toBeLessThan(12_000);
+    expectOneLine(o, 'KAFKA_UNREACHABLE', 'KAFKA_BROKERS', 'simulate');
+  });
+
   it('simulate before the processor created the input topic: exit 2 within 10 s, one line naming the topic and CG_INPUT_TOPIC', async () => {
     const c = testConfig();
     const o = await runCli(['simulate', '--sessions', '1', '--events', '5', '--rate', '100'], {

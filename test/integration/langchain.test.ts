@@ -11,7 +11,12 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
 import { createAgent } from 'langchain';
-import { FileSpillStore, type GuardedSession, type SpillStore } from '../../src/client';
+import {
+  FileSpillStore,
+  type GuardedSession,
+  type SessionSnapshot,
+  type SpillStore,
+} from '../../src/client';
 import type { Verdict } from '../../src/engine/outputs';
 import {
   CompactionRefusedError,
@@ -21,7 +26,7 @@ import {
   type RefusalReason,
 } from '../../src/integrations/langchain';
 import { type Consumed, decodeOutput, readTopics } from './pipeline';
-import { stack, type Stack } from './client/harness';
+import { signedStack, testKeys, type Stack, viewUntil } from './client/harness';
 import { readLog, scriptedModel, summaryModel } from '../support/langchainAgent';
 import { RULE } from '../support/ruleConversation';
 
@@ -109,7 +114,8 @@ describe('langchain createAgent with guarded summarization, through the real pro
   let s: Stack;
   let dir: string;
   beforeAll(async () => {
-    s = await stack();
+    // A ring (contract §4b): the middleware's spill answers count only because they are signed.
+    s = await signedStack(testKeys());
     dir = mkdtempSync(path.join(tmpdir(), 'cg-lc-'));
   });
   afterAll(async () => {
@@ -117,7 +123,7 @@ describe('langchain createAgent with guarded summarization, through the real pro
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("langchain's defaults drop the first user message's rule unsummarized: REFUSE (EVICTED_PINNED, EVICTED_UNCOVERED), spill of the full history, APPROVE LOSSLESS_SPILL", async () => {
+  it("langchain's defaults drop the first user message's rule unsummarized: REFUSE (EVICTED_PINNED, EVICTED_UNCOVERED), spill of the full history (signed SpillCompleted), APPROVE LOSSLESS_SPILL", async () => {
     const store = new FileSpillStore(dir);
     const run = await converse(s, `lc-default-${s.config.groupId}`, undefined, store);
     const [first, ...rest] = run.verdicts;
@@ -188,6 +194,69 @@ describe('langchain createAgent with guarded summarization, through the real pro
     );
     expect(err).toBeInstanceOf(CompactionRefusedError);
     expect((err as CompactionRefusedError).refusal.verdict).toMatchObject({ action: 'HALT' });
+  });
+
+  it('a conversation resumed after a crash, whose transcript lacks the turns sent before it: the spill fails (SpillFailed, nothing stored) and the guard HALTs, never LOSSLESS_SPILL', async () => {
+    const store = new FileSpillStore(dir);
+    const sessionId = `lc-resume-${s.config.groupId}`;
+    let snapshot: SessionSnapshot | null = null;
+    const middleware = (session: GuardedSession, refusals: GuardRefusal[], writes: string[]) =>
+      guardedSummarization({
+        summarization: { model: summaryModel(), trigger: { tokens: 20_000 } },
+        session,
+        spill: {
+          write: async (w) => {
+            writes.push(await store.write(w));
+            return writes.at(-1)!;
+          },
+          read: (h) => store.read(h),
+        },
+        onRefusal: (r) => {
+          refusals.push(r);
+        },
+      });
+    // Before the crash: 10 tool rounds, below the summarization trigger; the snapshot persisted.
+    const before = s.client.session(sessionId, { persist: (snap) => void (snapshot = snap) });
+    const refusals: GuardRefusal[] = [];
+    const writes: string[] = [];
+    const first = await createAgent({
+      model: scriptedModel(10),
+      tools: [readLog],
+      middleware: [middleware(before, refusals, writes)],
+    }).invoke({ messages: [new HumanMessage(RULE)] }, { recursionLimit: 500 });
+    expect(refusals).toEqual([]);
+    expect(before.turns).toBeGreaterThan(20);
+    // After: a new process resumes the session from its snapshot and carries on with the
+    // agent's checkpointed history; its transcript holds only what it sees from now on.
+    const resumed = await s.client.resume(snapshot!);
+    await createAgent({
+      model: scriptedModel(15, 1, 10),
+      tools: [readLog],
+      middleware: [middleware(resumed, refusals, writes)],
+    }).invoke(
+      { messages: [...(first.messages as BaseMessage[]), new HumanMessage('Now the other 15.')] },
+      { recursionLimit: 500 },
+    );
+    const view = await viewUntil(s, sessionId, (v) => v.spillFailed === true);
+    expect(view).toMatchObject({ spillFailed: true, spilled: [] });
+    expect(writes).toEqual([]);
+    expect(refusals.length).toBeGreaterThan(0);
+    for (const r of refusals)
+      expect(r.verdict).toMatchObject({ decision: 'REFUSE', action: 'HALT' });
+    const verdicts = (
+      await readTopics(
+        [s.config.verdictTopic],
+        (rs) => rs.filter((r) => r.key === sessionId).length > refusals.length,
+        10_000,
+      )
+    )
+      .filter((r) => r.key === sessionId)
+      .map((r) => decodeOutput(s.config, r) as unknown as Verdict);
+    expect(verdicts[0]).toMatchObject({ decision: 'REFUSE', action: 'SPILL' });
+    expect(verdicts.slice(1).map((v) => `${v.decision}/${v.action}`)).toEqual(
+      verdicts.slice(1).map(() => 'REFUSE/HALT'),
+    );
+    expect(verdicts.some((v) => v.basis === 'LOSSLESS_SPILL')).toBe(false);
   });
 
   it('one agent, two threads: the session function gives each thread_id its own session, each refused, spilled and approved on its own', async () => {

@@ -10,6 +10,7 @@ import { auditRecordType, spillRequestType, verdictType } from '../../src/schema
 import { serviceEnv } from './env';
 import { Replay, SessionsInPlace, type AuditLineRecord } from '../../src/audit/replay';
 import { engineOptions } from '../../src/engine';
+import type { TrustedKeyRing } from '../../src/engine/authority';
 
 export const { brokers, registryUrl } = serviceEnv();
 // CG_TEST_KAFKA_LOG=nothing quiets the expected connection errors of fault tests.
@@ -38,6 +39,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     sessionTimeoutMs: 6000,
     httpHost: '127.0.0.1',
     httpPort: 0,
+    // Explicit: these tests send unsigned events; those that test authority give a ring.
+    allowUnsigned: true,
     ...overrides,
   };
 }
@@ -118,6 +121,7 @@ export async function readTopics(
   done: (records: Consumed[]) => boolean,
   timeoutMs = 60_000,
   client: Kafka = kafka,
+  groupPrefix = 'reader',
 ): Promise<Consumed[]> {
   const records: Consumed[] = [];
   await readMessages(
@@ -128,6 +132,7 @@ export async function readTopics(
     },
     timeoutMs,
     client,
+    groupPrefix,
   );
   return records;
 }
@@ -138,8 +143,12 @@ export async function readMessages(
   take: (m: { topic: string; partition: number; message: KafkaMessage }) => boolean,
   timeoutMs = 60_000,
   client: Kafka = kafka,
+  groupPrefix = 'reader',
 ): Promise<void> {
-  const consumer = client.consumer({ groupId: `reader-${randomUUID()}`, readUncommitted: false });
+  const consumer = client.consumer({
+    groupId: `${groupPrefix}-${randomUUID()}`,
+    readUncommitted: false,
+  });
   await consumer.connect();
   try {
     for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
@@ -197,8 +206,9 @@ export async function readOutputs(
 export function offline(
   events: readonly ContextEvent[],
   graceMs: number = DEFAULTS.graceMs,
+  trustedKeys: TrustedKeyRing | null = null,
 ): AuditLineRecord[] {
-  const replay = new Replay(new SessionsInPlace(engineOptions({ graceMs })));
+  const replay = new Replay(new SessionsInPlace(engineOptions({ graceMs, trustedKeys })));
   return events.flatMap((e, i) => replay.line(JSON.stringify(e), i + 1));
 }
 

@@ -181,7 +181,7 @@ describe('Prometheus on the live processor', () => {
 
     // Every alert expression: the whole (success), its compared values and selectors (data).
     const rules = alertRules();
-    expect(rules).toHaveLength(6);
+    expect(rules).toHaveLength(8);
     for (const rule of rules) {
       const whole = await query(rule.expr);
       expect([rule.alert, whole.status, whole.error]).toEqual([rule.alert, 'success', undefined]);

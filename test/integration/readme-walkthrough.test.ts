@@ -1,14 +1,15 @@
 /**
- * The README's quick start, as a newcomer types it (issue 15): `npm start` (the embedded Kafka
- * and registry, real JVMs), then in a second terminal `simulate` and `tail` with no connection
- * flags, then a stop. Afterwards no process of that start is left and its ports are free.
+ * The README's quick start, as a newcomer types it: `npm start` (the embedded Kafka and
+ * registry, real JVMs, a development signing key and ring), then in a second terminal
+ * `simulate`, `tail`, `inspect` and `acknowledge` with no connection flags and no key setup,
+ * then a stop. Afterwards no process of that start is left and its ports are free.
  *
  * Only two settings differ from a person's terminal, so that the test cannot collide with a
  * developer's own `npm start`: the HTTP port (CG_HTTP_PORT) and the state file
  * (CG_EMBEDDED_FILE, read by simulate and tail exactly as `.cache/embedded.json` would be).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, freePort, portIsFree, terminalEnv, waitFor } from './faults/harness';
@@ -86,7 +87,7 @@ describe("the README's quick start on this clone", () => {
   });
 
   it.each(['SIGTERM', 'Ctrl-C'] as const)(
-    'npm start, simulate and tail with no connection flags; %s leaves no process and frees every port',
+    'npm start, simulate and tail (and inspect and acknowledge, no key setup) with no connection flags; %s leaves no process and frees every port',
     async (stop) => {
       const httpPort = await freePort();
       const stateFile = join(dir, 'embedded.json');
@@ -120,7 +121,19 @@ describe("the README's quick start on this clone", () => {
         brokers: string[];
         registryUrl: string;
         httpUrl: string;
+        signingKeyFile: string;
+        trustedKeysFile: string;
       };
+      // The development key (contract §4b): both roles, the ring the processor trusts.
+      expect(state.signingKeyFile).toBe(join(dir, 'dev-keys', 'development.key'));
+      expect(statSync(state.signingKeyFile).mode & 0o777).toBe(0o600);
+      expect(readyLines[0]).toContain(state.signingKeyFile);
+      const ring = JSON.parse(readFileSync(state.trustedKeysFile, 'utf8')) as {
+        keys: { name: string; roles: string[] }[];
+      };
+      expect(ring.keys).toEqual([
+        expect.objectContaining({ name: 'development', roles: ['ACKNOWLEDGE', 'SPILL'] }),
+      ]);
       expect(readyLines[0]).toContain(state.httpUrl);
       expect(readyLines[0]).toContain(state.brokers.join(','));
       expect(readyLines[0]).toContain(state.registryUrl);
@@ -138,6 +151,34 @@ describe("the README's quick start on this clone", () => {
         90_000,
       );
       expect(verdictLines.every((l) => /\bsim-/.test(l))).toBe(true);
+      if (stop === 'SIGTERM') {
+        // simulate signed its spill answers with the development key: none was refused.
+        const audit = npx(['tail', 'audit', '--from-beginning', '--no-follow'], env).stdout;
+        expect(audit).not.toContain('UNAUTHORIZED_EVENT');
+        // inspect and acknowledge, as the README's demo has them, with no key given.
+        const session = /\b(sim-\S+)/.exec(verdictLines[0]!)![1]!;
+        const view = JSON.parse(npx(['inspect', session, '--json'], env).stdout) as {
+          policy: { floor: { unit: string } };
+          lastEventAt: number;
+        };
+        expect(view.lastEventAt).toBeGreaterThan(0);
+        const acked = npx(
+          [
+            'acknowledge',
+            '--session',
+            session,
+            '--unit',
+            view.policy.floor.unit,
+            '--range',
+            '0-1',
+            '--reason',
+            'the README demo',
+            '--yes',
+          ],
+          env,
+        ).stdout;
+        expect(acked).toMatch(new RegExp(`audit ${session} - ADVISORY LOSS_ACKNOWLEDGED`));
+      }
 
       // Everything this start runs (sh, node, both JVMs) and every port it listens on.
       const pids = descendants(start.pid!);

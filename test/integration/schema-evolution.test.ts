@@ -1,16 +1,22 @@
 /**
- * Contract rev 10 changed two schemas: `seq` became optional (null default) on SpillCompleted,
- * SpillFailed and LossAcknowledged, and the audit record's `inputSeq` became nullable. Both must
- * be BACKWARD compatible (consumers on the new schema read everything written with the old):
- * proven here by the real registry's own compatibility check, with the previous release's schema
- * (test/fixtures/schemas-rev9/) registered first, exactly as a deployed subject holds it.
+ * Every schema change must be BACKWARD compatible (consumers on the new schema read everything
+ * written with the old), proven here by the real registry's own compatibility check, with the
+ * previous release's schema registered first, exactly as a deployed subject holds it:
+ * - contract rev 10 (test/fixtures/schemas-rev9/ before it): `seq` became optional (null
+ *   default) on SpillCompleted, SpillFailed and LossAcknowledged, and the audit record's
+ *   `inputSeq` became nullable;
+ * - contract rev 11 (test/fixtures/schemas-rev10/ before it): the optional `signature` (null
+ *   default) on the same three events (§4b), and the audit codes UNAUTHORIZED_EVENT and
+ *   STATE_COARSENED.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Type } from 'avsc';
 import { rawSchemas } from '../../src/schema/schemas';
 import { serviceEnv } from './env';
 
 const FIXTURES = path.resolve(__dirname, '../fixtures/schemas-rev9');
+const REV10 = path.resolve(__dirname, '../fixtures/schemas-rev10');
 const HEADERS = { 'Content-Type': 'application/vnd.schemaregistry.v1+json' };
 
 async function call(url: string, method: string, body?: unknown): Promise<Record<string, unknown>> {
@@ -79,5 +85,58 @@ describe('rev 10 schema evolution against the real registry (BACKWARD)', () => {
     delete seq.default;
     const r = await compatibleAfter(oldEvent, JSON.stringify(broken), 'broken');
     expect(r).toMatchObject({ compatible: false, registered: false });
+  });
+});
+
+const rev10Event = readFileSync(path.join(REV10, 'context-change-event.avsc'), 'utf8');
+const rev10Audit = readFileSync(path.join(REV10, 'audit-record.avsc'), 'utf8');
+
+describe('rev 11 schema evolution against the real registry (BACKWARD)', () => {
+  test('the event union with an optional signature on SpillCompleted, SpillFailed and LossAcknowledged is accepted after the rev 10 union', async () => {
+    const r = await compatibleAfter(rev10Event, rawSchemas.contextChangeEvent, 'signature');
+    expect(r).toMatchObject({ compatible: true, registered: true });
+    expect(r.next).not.toBe(r.old);
+  });
+
+  test('the audit record with the codes UNAUTHORIZED_EVENT and STATE_COARSENED is accepted after the rev 10 record', async () => {
+    const r = await compatibleAfter(rev10Audit, rawSchemas.auditRecord, 'audit-rev11');
+    expect(r).toMatchObject({ compatible: true, registered: true });
+    expect(r.next).not.toBe(r.old);
+  });
+
+  test('the check can fail: a signature with no default is refused after the rev 10 union', async () => {
+    const broken = JSON.parse(rawSchemas.contextChangeEvent) as {
+      name: string;
+      fields: { name: string; type: unknown; default?: unknown }[];
+    }[];
+    const ack = broken.find((r) => r.name === 'LossAcknowledged')!;
+    delete ack.fields.find((f) => f.name === 'signature')!.default;
+    const r = await compatibleAfter(rev10Event, JSON.stringify(broken), 'signature-broken');
+    expect(r).toMatchObject({ compatible: false, registered: false });
+  });
+
+  test('a LossAcknowledged written with the rev 10 schema reads with the new one as unsigned (signature null)', () => {
+    // The union of records as a wrapped union (as the processor reads it, src/schema/schemas.ts).
+    const writer = Type.forSchema(JSON.parse(rev10Event) as never, { wrapUnions: true });
+    const reader = Type.forSchema(JSON.parse(rawSchemas.contextChangeEvent) as never, {
+      wrapUnions: true,
+    });
+    const old = {
+      type: 'LossAcknowledged',
+      sessionId: 's-1',
+      seq: null,
+      eventId: 'e-1',
+      occurredAt: 1,
+      unit: 'TURNS',
+      range: { start: 0, end: 8 },
+      by: 'oncall',
+      reason: 'written before rev 11',
+    };
+    const branch = 'io.compactionguard.v1.LossAcknowledged';
+    const bytes = writer.toBuffer({ [branch]: old });
+    const read = (
+      reader.fromBuffer(bytes, reader.createResolver(writer)) as Record<string, unknown>
+    )[branch];
+    expect(read).toMatchObject({ ...old, signature: null });
   });
 });

@@ -4,7 +4,9 @@
  * basic auth (a small node:https proxy to the real registry: Apicurio here runs without auth).
  * Proves: the seed's scenario over SASL_SSL + https/basic-auth registry; a wrong password and a
  * wrong CA fail start-up fast with a clear error; wrong registry credentials / CA fail clearly;
- * /sessions shows no secrets.
+ * /sessions shows no secrets. The broker runs KRaft's StandardAuthorizer: the processor and an
+ * orchestrator, each its own SCRAM user, work under exactly the grants of src/kafka/acls.ts, and
+ * the orchestrator cannot write a verdict, a changelog record or any other output.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,7 +17,17 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import type { Kafka, Message } from 'kafkajs';
+import {
+  AclOperationTypes,
+  AclPermissionTypes,
+  AclResourceTypes,
+  type Kafka,
+  type Message,
+  ResourcePatternTypes,
+} from 'kafkajs';
+import { GuardClient } from '../../src/client';
+import { aclsFor, type AclGrant } from '../../src/kafka/acls';
+import { causeChain } from '../../src/errors';
 import { DEFAULTS, type Config } from '../../src/config/config';
 import { createLogger } from '../../src/config/redact';
 import { startProcessor } from '../../src/cli/run';
@@ -31,8 +43,12 @@ import { makeTestPki, type TestPki } from './tls';
 
 jest.setTimeout(240_000);
 
+/** The super user (creates the ACLs; the tests before the ACL ones run as it). */
 const KAFKA_USER = 'cg-admin';
 const KAFKA_PASSWORD = 'kafka-Secret-4711';
+/** SCRAM users of the ACL tests: each has only the grants of its role. */
+const PROCESSOR = { user: 'cg-processor', password: 'processor-Secret-1' };
+const ORCHESTRATOR = { user: 'cg-orchestrator', password: 'orchestrator-Secret-2' };
 const REGISTRY_USER = 'cg-registry';
 const REGISTRY_PASSWORD = 'registry-Secret-0815';
 const log = createLogger(process.env.CG_TEST_LOG ?? 'silent');
@@ -95,6 +111,7 @@ function secureConfig(overrides: Partial<Config> = {}): Config {
     sessionTimeoutMs: 6000,
     httpHost: '127.0.0.1',
     httpPort: 0,
+    allowUnsigned: true,
     kafkaSaslMechanism: 'scram-sha-512',
     kafkaSaslUsername: KAFKA_USER,
     kafkaSaslPassword: KAFKA_PASSWORD,
@@ -169,9 +186,16 @@ beforeAll(async () => {
       `${l}.ssl.keystore.location=${pki.keystoreFile}`,
       `${l}.ssl.keystore.password=${pki.keystorePassword}`,
       `${l}.ssl.key.password=${pki.keystorePassword}`,
+      'authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+      // ANONYMOUS: the PLAINTEXT and CONTROLLER listeners (inter-broker and controller traffic,
+      // and the readiness check), on the loopback only. Every SASL_SSL user but the admin is
+      // held to its ACLs.
+      `super.users=User:${KAFKA_USER};User:ANONYMOUS`,
     ],
     // KRaft: SCRAM credentials go into the metadata log when the storage is formatted.
-    formatArgs: ['--add-scram', `SCRAM-SHA-512=[name=${KAFKA_USER},password=${KAFKA_PASSWORD}]`],
+    formatArgs: [{ user: KAFKA_USER, password: KAFKA_PASSWORD }, PROCESSOR, ORCHESTRATOR].flatMap(
+      (u) => ['--add-scram', `SCRAM-SHA-512=[name=${u.user},password=${u.password}]`],
+    ),
   });
   secureBroker = kafka.listeners.SECURE!;
   registry = await startRegistryFront(serviceEnv().registryUrl);
@@ -308,5 +332,153 @@ describe('schema registry over https with basic auth', () => {
     const { error } = await failure(codec.registerAll());
     codec.close();
     expect(error.message).toMatch(/certificate/i);
+  });
+});
+
+/** kafkajs ACL entries allowing `grants` to `User:<user>` from any host. */
+function aclEntries(user: string, grants: readonly AclGrant[]) {
+  return grants.flatMap((g) =>
+    g.operations.map((operation) => ({
+      resourceType: AclResourceTypes[g.resource],
+      resourceName: g.name,
+      resourcePatternType: ResourcePatternTypes[g.pattern],
+      principal: `User:${user}`,
+      host: '*',
+      operation: AclOperationTypes[operation],
+      permissionType: AclPermissionTypes.ALLOW,
+    })),
+  );
+}
+
+/** Creates the ACLs as the super user and waits until the broker's authorizer has them. */
+async function grant(entries: ReturnType<typeof aclEntries>): Promise<void> {
+  const admin = kafkaClient([secureBroker], 'cg-it-acl-admin', log, secureConfig()).admin();
+  await admin.connect();
+  try {
+    await admin.createAcls({ acl: entries });
+    const principals = [...new Set(entries.map((e) => e.principal))];
+    for (let i = 0; ; i++) {
+      let found = 0;
+      for (const principal of principals) {
+        const r = await admin.describeAcls({
+          resourceType: AclResourceTypes.ANY,
+          resourcePatternType: ResourcePatternTypes.ANY,
+          principal,
+          host: '*',
+          operation: AclOperationTypes.ANY,
+          permissionType: AclPermissionTypes.ANY,
+        });
+        found += r.resources.reduce((n, res) => n + res.acls.length, 0);
+      }
+      // Exactly these: no principal of the test has any other grant.
+      if (found === entries.length) return;
+      if (found > entries.length || i > 100)
+        throw new Error(`${found} ACLs visible, ${entries.length} created`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** The Kafka error type a failed send ended with (kafkajs may wrap it), or null if it was sent. */
+async function sendFailure(client: Kafka, topic: string, transactionalId?: string) {
+  const producer = client.producer(
+    transactionalId === undefined
+      ? { allowAutoTopicCreation: false, retry: { retries: 1 } }
+      : { transactionalId, idempotent: true, maxInFlightRequests: 1, retry: { retries: 1 } },
+  );
+  try {
+    await producer.connect();
+    const messages = [{ key: 'acl-seed', value: 'a forged verdict' }];
+    if (transactionalId === undefined) await producer.send({ topic, acks: -1, messages });
+    else {
+      const txn = await producer.transaction();
+      await txn.send({ topic, acks: -1, messages });
+      await txn.commit();
+    }
+    return null;
+  } catch (e) {
+    const typed = causeChain(e).find((x) => typeof (x as { type?: unknown }).type === 'string');
+    return (typed as { type: string } | undefined)?.type ?? String(e);
+  } finally {
+    await producer.disconnect().catch(() => undefined);
+  }
+}
+
+describe('ACLs under StandardAuthorizer (src/kafka/acls.ts)', () => {
+  it('the processor and an orchestrator work under exactly their grants; the orchestrator cannot write a verdict, a changelog record or any output', async () => {
+    const c = secureConfig({
+      kafkaSaslUsername: PROCESSOR.user,
+      kafkaSaslPassword: PROCESSOR.password,
+    });
+    const oc: Config = {
+      ...c,
+      clientId: `cg-orch-${randomUUID().slice(0, 8)}`,
+      kafkaSaslUsername: ORCHESTRATOR.user,
+      kafkaSaslPassword: ORCHESTRATOR.password,
+    };
+    await grant([
+      ...aclEntries(PROCESSOR.user, aclsFor('processor', c)),
+      ...aclEntries(ORCHESTRATOR.user, aclsFor('orchestrator', oc)),
+    ]);
+    const orchestrator = kafkaClient(oc.brokers, oc.clientId, log, oc);
+    const codec = RegistryCodec.fromConfig(c);
+    // The processor creates its topics, joins its group and restores, as cg-processor only.
+    const running = await startProcessor(c, log);
+    try {
+      await codec.registerAll();
+      // The orchestrator's own client connects (it sees the input, creates nothing).
+      const guard = new GuardClient({ env: {}, config: oc, logger: log });
+      await guard.connect();
+      await guard.close();
+
+      // The seed's scenario, as the orchestrator: events in, verdicts and spill requests out.
+      const b = seedIncident('acl-seed');
+      await produce(orchestrator, c, codec, b.events);
+      const read = (topics: string[], n: number, timeoutMs = 60_000) =>
+        readTopics(topics, (rs) => rs.length >= n, timeoutMs, orchestrator, `${oc.clientId}-it`);
+      const first = await read([c.verdictTopic, c.spillTopic], 2);
+      const [spill] = first.filter((r) => r.topic === c.spillTopic).map((r) => decodeOutput(c, r));
+      if (spill?.record !== 'spill-request') throw new Error('no spill request');
+      b.spilled(spill.spillRequestId, 'TURNS', 0, 52).request('compact-1', 'TURNS', 8, 40, 40);
+      await produce(orchestrator, c, codec, b.events.slice(-2));
+      const verdicts = (await read([c.verdictTopic], 2)).map((r) => decodeOutput(c, r));
+      expect(verdicts).toMatchObject([
+        { decision: 'REFUSE', action: 'SPILL' },
+        { decision: 'APPROVE', basis: 'LOSSLESS_SPILL' },
+      ]);
+
+      // Every output topic refuses the orchestrator's writes; so does the processor's
+      // transactional id (no writing as the processor either).
+      for (const topic of [
+        c.verdictTopic,
+        c.changelogTopic,
+        c.spillTopic,
+        c.auditTopic,
+        c.dlqTopic,
+      ])
+        expect([topic, await sendFailure(orchestrator, topic)]).toEqual([
+          topic,
+          'TOPIC_AUTHORIZATION_FAILED',
+        ]);
+      // kafkajs reports a refused FindCoordinator as "not found"; its debug log has the broker's answer.
+      const logged = capturingLogger();
+      const asProcessor = kafkaClient(oc.brokers, oc.clientId, logged.log, oc);
+      expect(
+        await sendFailure(asProcessor, c.verdictTopic, `${c.groupId}-${c.inputTopic}-0`),
+      ).toMatch(/KafkaJSGroupCoordinatorNotFound/);
+      expect(logged.text()).toContain('TRANSACTIONAL_ID_AUTHORIZATION_FAILED');
+
+      // So a forged verdict cannot reach a client: the verdict topic holds the processor's two.
+      const all = await read([c.verdictTopic], 3, 5_000);
+      expect(all.map((r) => decodeOutput(c, r))).toMatchObject([
+        { decision: 'REFUSE' },
+        { decision: 'APPROVE' },
+      ]);
+    } finally {
+      await running.stop();
+      codec.close();
+    }
   });
 });

@@ -4,12 +4,15 @@ import { fakeModel } from '@langchain/core/testing';
 import { tool } from 'langchain';
 import { logOf, RULE, summaryOf } from './ruleConversation';
 
-/** The agent's model: per conversation, `rounds` tool calls then a final answer. */
-export function scriptedModel(rounds: number, conversations = 1) {
+/**
+ * The agent's model: per conversation, `rounds` tool calls (of the logs from `first` on) then a
+ * final answer.
+ */
+export function scriptedModel(rounds: number, conversations = 1, first = 0) {
   const model = fakeModel();
   for (let c = 0; c < conversations; c++) {
     // Explicit messages: respondWithTools would derive each call's content from the whole input.
-    for (let i = 0; i < rounds; i++)
+    for (let i = first; i < first + rounds; i++)
       model.respond(
         new AIMessage({
           content: `Reading app-${i}.log`,

@@ -1,67 +1,53 @@
 /**
- * An independent, deliberately naive reference model of contract §4 (state, step by step) and §5
- * (the decision) for one session, written from the contract text only (docs/contract.md): sets of positions are
- * boolean arrays over a small universe, nothing is shared with src/engine but the types. The
- * differential property test runs the engine and this model side by side.
+ * An independent, deliberately naive reference model of contract §3–§6 for one session,
+ * written from the contract text only (docs/contract.md): sets of positions are boolean arrays
+ * (test/support/referenceSets.ts), the authority check is its own (referenceAuthority.ts), and
+ * nothing is shared with src/engine but the types. The differential property test runs the
+ * engine and this model side by side.
  *
- * Where the contract leaves a choice open, the model takes the reading noted at that place.
+ * Where the contract leaves a choice open, the model takes the reading noted at that place
+ * ("Reading:").
  */
 import type { ContextEvent, EngineInput, Policy, RuleCode, Unit } from '../../src/engine';
+import {
+  type Failure,
+  type ModelRing,
+  type SignableEvent,
+  failedCheck,
+  isSignable,
+} from './referenceAuthority';
+import {
+  type Bits,
+  type Run,
+  Universe,
+  coarsenByMerging,
+  coarsenByRemoving,
+  reported,
+} from './referenceSets';
 
-export type Bits = Uint8Array;
+export { type Bits, Universe } from './referenceSets';
 
-export class Universe {
-  constructor(readonly n: number) {}
-  empty(): Bits {
-    return new Uint8Array(this.n);
-  }
-  range(s: number, e: number): Bits {
-    const x = this.empty();
-    for (let i = Math.max(0, s); i < Math.min(e, this.n); i++) x[i] = 1;
-    return x;
-  }
-  or(a: Bits, b: Bits): Bits {
-    return a.map((v, i) => v | b[i]!);
-  }
-  and(a: Bits, b: Bits): Bits {
-    return a.map((v, i) => v & b[i]!);
-  }
-  minus(a: Bits, b: Bits): Bits {
-    return a.map((v, i) => v & (1 - b[i]!));
-  }
-  isEmpty(a: Bits): boolean {
-    return !a.some((v) => v === 1);
-  }
-  subset(a: Bits, b: Bits): boolean {
-    return this.isEmpty(this.minus(a, b));
-  }
-  runs(a: Bits): [number, number][] {
-    const out: [number, number][] = [];
-    let i = 0;
-    while (i < a.length) {
-      if (!a[i]) {
-        i++;
-        continue;
-      }
-      const s = i;
-      while (i < a.length && a[i]) i++;
-      out.push([s, i]);
-    }
-    return out;
-  }
-}
+/** The largest position an event may name (§3 bounds): 2^52 − 1. */
+export const TOP = 4_503_599_627_370_495;
 
-/** Enough room for every position a stream names (ends, heads, tails), plus slack. */
-export function universeFor(events: readonly EngineInput[]): Universe {
+/**
+ * Enough room for every position a stream names (ends, heads, tails), plus slack; a position of
+ * 2^52 − 1 (or a blind start, whose evidence head is there) gets the universe's top cell.
+ */
+export function universeFor(events: readonly EngineInput[], blind = false): Universe {
   let max = 0;
+  let top = blind;
   for (const e of events) {
     const nums: number[] = [];
     if (e.type === 'TurnAppended') nums.push(e.turn + 1, e.tokens.end, e.messages.end);
-    if ('range' in e) nums.push(e.range.end);
+    if ('range' in e) nums.push(e.range.start, e.range.end);
     if ('summaryInput' in e) nums.push(e.summaryInput.end, e.tailStart);
-    max = Math.max(max, ...nums);
+    for (const x of nums) {
+      if (x === TOP) top = true;
+      else max = Math.max(max, x);
+    }
   }
-  return new Universe(max + 2);
+  return new Universe(max + 2, top ? TOP : null);
 }
 
 const RULES: RuleCode[] = [
@@ -77,48 +63,61 @@ const RULES: RuleCode[] = [
   'EVICTED_UNCOVERED',
 ];
 
+export interface ModelRange {
+  unit: Unit;
+  start: number;
+  end: number;
+}
+
+export interface ModelReason {
+  code: RuleCode;
+  holes: ModelRange[];
+}
+
 export interface ModelVerdict {
+  sessionId: string;
   requestId: string;
   decision: 'APPROVE' | 'REFUSE';
-  basis: string | null;
+  basis: 'INVARIANT_HOLDS' | 'LOSSLESS_SPILL' | 'LOSS_ACKNOWLEDGED' | null;
   action: 'NONE' | 'SPILL' | 'HALT';
-  reasons: { code: RuleCode; holes: [number, number][] }[];
+  reasons: ModelReason[];
   rulesChecked: RuleCode[];
   spillRequestId: string | null;
   inputSeq: number;
   requestedAt: number | null;
   decidedAt: number;
-  holeUnit: Unit;
+  engineVersion: string;
 }
 
 export interface ModelSpill {
   spillRequestId: string;
+  sessionId: string;
+  requestId: string;
   unit: Unit;
   range: { start: number; end: number };
-  holes: [number, number][];
+  holes: ModelRange[];
+  reasons: ModelReason[];
+  requestedAt: number | null;
+}
+
+export interface ModelAudit {
+  kind: 'ADVISORY' | 'VIOLATION';
+  code: string;
+  sessionId: string;
+  inputSeq: number | null;
+  requestId: string | null;
+  ranges: ModelRange[];
+  occurredAt: number;
+  /** UNAUTHORIZED_EVENT: the check that failed (its message must say so). */
+  failed?: Failure;
+  /** STATE_COARSENED: the sets that were coarsened (its message names them). */
+  sets?: string[];
 }
 
 export type ModelOutput =
-  | {
-      record: 'audit';
-      kind: string;
-      code: string;
-      requestId: string | null;
-      ranges: [number, number][] | null;
-    }
+  | { record: 'audit'; value: ModelAudit }
   | { record: 'verdict'; value: ModelVerdict }
   | { record: 'spill-request'; value: ModelSpill };
-
-interface Stored {
-  requestId: string;
-  unit: Unit;
-  sIn: number;
-  eIn: number;
-  t: number;
-  verdict: ModelVerdict;
-  /** An accepted non-request event or a gap since it was decided. */
-  stale: boolean;
-}
 
 interface Request {
   requestId: string;
@@ -128,7 +127,16 @@ interface Request {
   t: number;
 }
 
+interface Stored extends Request {
+  verdict: ModelVerdict;
+  /** An accepted non-request event or a gap since it was decided. */
+  stale: boolean;
+}
+
 type PerUnit = Partial<Record<Unit, Bits>>;
+type Heads = Record<Unit, number>;
+
+const UNITS: Unit[] = ['TURNS', 'TOKENS', 'MESSAGES'];
 
 export interface ModelState {
   policy: Policy | null;
@@ -138,7 +146,7 @@ export interface ModelState {
   /** The eventIds of the last 8 out-of-band events accepted, oldest first. */
   oob: string[];
   Hg: number | null;
-  head: Record<Unit, number>;
+  head: Heads;
   last: { turn: number; tokens: [number, number]; messages: [number, number] } | null;
   V: number;
   pins: Bits;
@@ -148,45 +156,119 @@ export interface ModelState {
   P: PerUnit;
   A1: PerUnit;
   X: PerUnit;
+  /** K (§4a): in U with a policy, per unit without. */
+  K: PerUnit;
   spillFailed: boolean;
   pending: { id: string; unit: Unit; start: number; end: number } | null;
   stored: Stored[];
   closedAt: number | null;
+  lastEventAt: number | null;
+  /** F (§4): per unit, or null (none). */
+  F: Heads | null;
+  contested: boolean;
+}
+
+export interface ModelOptions {
+  graceMs: number;
+  idleMs: number;
+  engineVersion: string;
+  /** The trusted key ring of §4b, or null (signatures not looked at). */
+  ring: ModelRing | null;
+  /**
+   * The bounds on (the contract), or off: no §4a coarsening (so no K) and every reported list
+   * exact (no §6 bound), an unbounded model to compare the engine against.
+   */
+  bounded: boolean;
+}
+
+export function modelOptions(o: Partial<ModelOptions> = {}): ModelOptions {
+  return {
+    graceMs: 60 * 60 * 1000,
+    idleMs: 30 * 24 * 60 * 60 * 1000,
+    engineVersion: 'compaction-guard-engine/2.0.0',
+    ring: null,
+    bounded: true,
+    ...o,
+  };
+}
+
+function freshState(u: Universe): ModelState {
+  return {
+    policy: null,
+    lastSeq: -1,
+    ids: new Map(),
+    oob: [],
+    Hg: null,
+    head: { TURNS: 0, TOKENS: 0, MESSAGES: 0 },
+    last: null,
+    V: 0,
+    pins: u.empty(),
+    T: u.empty(),
+    S: u.empty(),
+    A0: u.empty(),
+    P: {},
+    A1: {},
+    X: {},
+    K: {},
+    spillFailed: false,
+    pending: null,
+    stored: [],
+    closedAt: null,
+    lastEventAt: null,
+    F: null,
+    contested: false,
+  };
+}
+
+/** One event's outputs, in the order §6 fixes: audit records, the verdict, the spill request. */
+class Outputs {
+  readonly audits: ModelAudit[] = [];
+  readonly rest: ModelOutput[] = [];
+
+  constructor(
+    private readonly e: EngineInput,
+    private readonly decidedAt: number,
+  ) {}
+
+  audit(
+    kind: ModelAudit['kind'],
+    code: string,
+    ranges: ModelRange[] = [],
+    extra: Partial<ModelAudit> = {},
+  ): void {
+    const e = this.e;
+    this.audits.push({
+      kind,
+      code,
+      sessionId: e.sessionId,
+      inputSeq: e.seq,
+      requestId: 'requestId' in e ? e.requestId : null,
+      ranges,
+      // Reading (decision 11): an answered malformed request whose occurredAt did not decode
+      // stamps its audit records with the decision time.
+      occurredAt: e.occurredAt ?? this.decidedAt,
+      ...extra,
+    });
+  }
+
+  all(): ModelOutput[] {
+    return [...this.audits.map((value) => ({ record: 'audit' as const, value })), ...this.rest];
+  }
 }
 
 export class ReferenceSession {
   s: ModelState;
+  readonly opts: ModelOptions;
 
   constructor(
     readonly u: Universe,
-    readonly graceMs = 60 * 60 * 1000,
+    options: Partial<ModelOptions> = {},
+    /** `blind`: the state of a session whose earlier events are gone (F at 2^52 − 1). */
+    start: 'empty' | 'blind' = 'empty',
   ) {
-    this.s = this.fresh();
-  }
-
-  private fresh(): ModelState {
-    const u = this.u;
-    return {
-      policy: null,
-      lastSeq: -1,
-      ids: new Map(),
-      oob: [],
-      Hg: null,
-      head: { TURNS: 0, TOKENS: 0, MESSAGES: 0 },
-      last: null,
-      V: 0,
-      pins: u.empty(),
-      T: u.empty(),
-      S: u.empty(),
-      A0: u.empty(),
-      P: {},
-      A1: {},
-      X: {},
-      spillFailed: false,
-      pending: null,
-      stored: [],
-      closedAt: null,
-    };
+    this.opts = modelOptions(options);
+    this.s = freshState(u);
+    if (start === 'blind') this.s.F = { TURNS: TOP, TOKENS: TOP, MESSAGES: TOP };
   }
 
   private U(): Unit {
@@ -201,6 +283,24 @@ export class ReferenceSession {
 
   private get(sets: PerUnit, unit: Unit): Bits {
     return sets[unit] ?? this.u.empty();
+  }
+
+  private ranges(runs: readonly Run[], unit: Unit): ModelRange[] {
+    return runs.map(([start, end]) => ({ unit, start, end }));
+  }
+
+  /**
+   * One range of an event, as an audit record's `ranges`. Reading (as decision 9's lists): a
+   * list of ranges names positions, so an empty range is no item.
+   */
+  private one(unit: Unit, r: { start: number; end: number }): ModelRange[] {
+    return r.end > r.start ? [{ unit, start: r.start, end: r.end }] : [];
+  }
+
+  /** A set as a reported list (§6: at most 16 items). */
+  private report(b: Bits, unit: Unit): ModelRange[] {
+    const runs = this.u.runs(b);
+    return this.ranges(this.opts.bounded ? reported(runs) : runs, unit);
   }
 
   /** Step 2: Hg := max(Hg, H, position); every gap makes stored verdicts stale. */
@@ -228,24 +328,46 @@ export class ReferenceSession {
     }
   }
 
-  step(e: EngineInput, decidedAt: number): ModelOutput[] {
-    const out: ModelOutput[] = [];
-    const rid = 'requestId' in e ? e.requestId : null;
-    const audit = (kind: string, code: string, ranges: [number, number][] | null = null) =>
-      out.push({ record: 'audit', kind, code, requestId: rid, ranges });
-    const s0 = this.s;
-    if (s0.closedAt !== null && e.occurredAt !== null && e.occurredAt - s0.closedAt > this.graceMs)
-      this.s = this.fresh();
+  /**
+   * §4: the grace check, then the idle check, both in event time, before anything else. A
+   * dropped state leaves an unknown one that keeps its lastEventAt and its evidence head F.
+   * (After a grace drop the idle check could drop the new state again; that changes nothing,
+   * as the new state already holds only lastEventAt and F.)
+   */
+  private dropIfExpired(at: number): void {
     const s = this.s;
+    const grace = s.closedAt !== null && at - s.closedAt > this.opts.graceMs;
+    const idle = s.lastEventAt !== null && at - s.lastEventAt > this.opts.idleMs;
+    if (!grace && !idle) return;
+    // Reading: a dropped known state always hands on F, even when every head is 0 (§4: "in each
+    // unit, the dropped state's head"); an unknown state without F hands on none.
+    let F: Heads | null = s.F;
+    if (s.policy) {
+      F = { ...s.head };
+      F[this.U()] = this.knownHead();
+    }
+    this.s = { ...freshState(this.u), lastEventAt: s.lastEventAt, F };
+  }
 
+  step(e: EngineInput, decidedAt: number): ModelOutput[] {
+    const out = new Outputs(e, decidedAt);
     const malformed = e.type === 'MalformedRequest';
+    // §3: a dead-lettered record, answered or not, neither drops a state nor sets lastEventAt.
+    if (!malformed) this.dropIfExpired(e.occurredAt);
+    const s = this.s;
     const seq = e.seq;
+    let undoOutOfBand: (() => void) | null = null;
+    let applied = true;
     if (seq === null) {
       // Step 0: out of band. A redelivery is among the last 8 accepted out-of-band eventIds;
       // otherwise it joins them (FIFO), steps 1-2 are skipped, and it counts as accepted.
       const id = (e as ContextEvent).eventId;
       if (s.oob.includes(id)) return [];
+      const before = s.oob;
       s.oob = [...s.oob, id].slice(-8);
+      undoOutOfBand = () => {
+        s.oob = before;
+      };
       for (const v of s.stored) v.stale = true;
     } else {
       // Step 1.
@@ -255,7 +377,7 @@ export class ReferenceSession {
         if (!malformed && s.ids.get(seq) === (e as ContextEvent).eventId) return [];
         conflict = true;
       } else if (seq > s.lastSeq + 1) gap = true;
-      if (conflict) audit('VIOLATION', 'SEQ_CONFLICT');
+      if (conflict) out.audit('VIOLATION', 'SEQ_CONFLICT');
       if (conflict || gap) this.gap(s.policy ? this.named(e) : 0);
       if (!conflict && !malformed) {
         s.ids.set(seq, (e as ContextEvent).eventId);
@@ -263,16 +385,43 @@ export class ReferenceSession {
         for (const k of [...s.ids.keys()]) if (!keep.includes(k)) s.ids.delete(k);
       }
       s.lastSeq = Math.max(s.lastSeq, seq);
+      if (e.type !== 'CompactionRequested' && !malformed) for (const v of s.stored) v.stale = true;
+      // Reading: a SessionOpened in conflict makes the policy contested even when the session
+      // has no policy yet (the flag carries over when one arrives: §4 discards only P, A1, X, K
+      // and F then).
+      if (conflict && e.type === 'SessionOpened') s.contested = true;
       const survives =
         e.type === 'CompactionRequested' ||
         malformed ||
         e.type === 'SpillCompleted' ||
         e.type === 'LossAcknowledged';
-      if (conflict && !survives) return out;
-      if (e.type !== 'CompactionRequested' && !malformed) for (const v of s.stored) v.stale = true;
+      applied = !conflict || survives;
     }
+    if (applied) {
+      // §4b: checked where step 3 would apply the event, before anything else step 3 does.
+      const failure =
+        this.opts.ring !== null && isSignable(e)
+          ? failedCheck(e as SignableEvent, this.opts.ring, s.lastEventAt)
+          : null;
+      if (failure !== null) {
+        const ranges = 'range' in e ? this.one(e.unit, e.range) : [];
+        out.audit('VIOLATION', 'UNAUTHORIZED_EVENT', ranges, { failed: failure });
+        undoOutOfBand?.();
+        return out.all(); // not applied, and it does not set lastEventAt
+      }
+      this.apply(e, decidedAt, out);
+      if (this.opts.bounded) this.coarsen(out);
+    }
+    // §4: lastEventAt, the last thing an event does. Reading: an event in conflict that is not
+    // applied was still "accepted past step 1" (it is not a redelivery), so it sets lastEventAt
+    // too, as it counts for the repeated-requestId rule.
+    if (!malformed) s.lastEventAt = Math.max(s.lastEventAt ?? e.occurredAt, e.occurredAt);
+    return out.all();
+  }
 
-    // Step 3.
+  /** Step 3. */
+  private apply(e: EngineInput, decidedAt: number, out: Outputs): void {
+    const s = this.s;
     const u = this.u;
     switch (e.type) {
       case 'SessionOpened': {
@@ -281,13 +430,24 @@ export class ReferenceSession {
         s.P = {};
         s.A1 = {};
         s.X = {};
+        s.K = {};
+        s.F = null;
         if (e.policy.triggerTokens >= e.policy.ceilingTokens)
-          audit('ADVISORY', 'TRIGGER_NOT_BELOW_CEILING');
-        if (e.policy.floor.unit !== e.policy.truncatorUnit) audit('ADVISORY', 'UNIT_MISMATCH');
+          out.audit('ADVISORY', 'TRIGGER_NOT_BELOW_CEILING');
+        if (e.policy.floor.unit !== e.policy.truncatorUnit) out.audit('ADVISORY', 'UNIT_MISMATCH');
         break;
       }
       case 'TurnAppended': {
-        if (!s.policy) break;
+        if (!s.policy) {
+          // §4: an unknown state that has F raises it to the end of every turn, in each unit.
+          if (s.F)
+            s.F = {
+              TURNS: Math.max(s.F.TURNS, e.turn + 1),
+              TOKENS: Math.max(s.F.TOKENS, e.tokens.end),
+              MESSAGES: Math.max(s.F.MESSAGES, e.messages.end),
+            };
+          break;
+        }
         const U = this.U();
         const spanIn = (t: {
           turn: number;
@@ -322,10 +482,14 @@ export class ReferenceSession {
       }
       case 'Truncated': {
         s.A1 = {};
-        if (!s.policy) break;
+        if (!s.policy) {
+          // §4: ... and, in its unit, to the end of every Truncated range.
+          if (s.F) s.F = { ...s.F, [e.unit]: Math.max(s.F[e.unit], e.range.end) };
+          break;
+        }
         const U = this.U();
         if (e.unit !== U) {
-          audit('VIOLATION', 'UNPLACEABLE_RANGE');
+          out.audit('VIOLATION', 'UNPLACEABLE_RANGE', this.one(e.unit, e.range));
           this.gap(0);
           break;
         }
@@ -341,49 +505,19 @@ export class ReferenceSession {
         }
         const lost = u.minus(u.and(r, s.T), u.or(s.S, u.or(this.get(s.P, U), s.A0)));
         const pinned = u.and(lost, s.pins);
-        if (!u.isEmpty(pinned)) audit('ADVISORY', 'PINNED_EVICTED', u.runs(pinned));
+        if (!u.isEmpty(pinned)) out.audit('ADVISORY', 'PINNED_EVICTED', this.report(pinned, U));
         else if (s.policy.coverage === 'STRICT' && !u.isEmpty(lost))
-          audit('ADVISORY', 'CONTENT_EVICTED', u.runs(lost));
+          out.audit('ADVISORY', 'CONTENT_EVICTED', this.report(lost, U));
         break;
       }
-      case 'CompactionRequested': {
-        const req: Request = {
-          requestId: e.requestId,
-          unit: e.unit,
-          sIn: e.summaryInput.start,
-          eIn: e.summaryInput.end,
-          t: e.tailStart,
-        };
-        const i = s.stored.findIndex((v) => v.requestId === e.requestId);
-        const st = i >= 0 ? s.stored[i]! : null;
-        const same =
-          st !== null &&
-          st.unit === req.unit &&
-          st.sIn === req.sIn &&
-          st.eIn === req.eIn &&
-          st.t === req.t;
-        if (st && same && !st.stale) {
-          out.push({ record: 'verdict', value: st.verdict });
-          s.stored.splice(i, 1);
-          s.stored.push(st); // reading: "the last 16 requestIds" = most recently requested
-          break;
-        }
-        if (st && !same) audit('VIOLATION', 'REQUEST_ID_REUSED');
-        const { verdict, spill } = this.decide(req, e.seq, e.occurredAt, decidedAt, e.sessionId);
-        out.push({ record: 'verdict', value: verdict });
-        if (i >= 0) s.stored.splice(i, 1);
-        s.stored.push({ ...req, verdict, stale: false });
-        if (s.stored.length > 16) s.stored.shift();
-        if (spill) {
-          out.push({ record: 'spill-request', value: spill });
-          s.pending = { id: spill.spillRequestId, unit: spill.unit, ...spill.range };
-        }
+      case 'CompactionRequested':
+        this.request(e, decidedAt, out);
         break;
-      }
       case 'MalformedRequest':
-        out.push({
+        out.rest.push({
           record: 'verdict',
           value: {
+            sessionId: e.sessionId,
             requestId: e.requestId,
             decision: 'REFUSE',
             basis: null,
@@ -394,51 +528,19 @@ export class ReferenceSession {
             inputSeq: e.seq,
             requestedAt: e.occurredAt,
             decidedAt,
-            holeUnit: 'TURNS',
+            engineVersion: this.opts.engineVersion,
           },
         });
         break;
-      case 'CompactionCommitted': {
-        const st = s.stored.find((v) => v.requestId === e.requestId);
-        const req: Request = {
-          requestId: e.requestId,
-          unit: e.unit,
-          sIn: e.summaryInput.start,
-          eIn: e.summaryInput.end,
-          t: e.tailStart,
-        };
-        const same =
-          st !== undefined &&
-          st.unit === req.unit &&
-          st.sIn === req.sIn &&
-          st.eIn === req.eIn &&
-          st.t === req.t;
-        if (!st || st.verdict.decision !== 'APPROVE' || !same)
-          audit('VIOLATION', 'COMMITTED_WITHOUT_APPROVAL');
-        else if (this.evaluate(req).fired.length > 0)
-          audit('VIOLATION', 'APPROVAL_STALE_AT_COMMIT');
-        s.A1 = {};
-        if (!s.policy) break;
-        const U = this.U();
-        if (e.unit !== U) {
-          audit('VIOLATION', 'UNPLACEABLE_RANGE');
-          this.gap(0);
-          break;
-        }
-        const hp = this.knownHead();
-        const t = Math.min(e.tailStart, hp);
-        const I = u.minus(u.and(u.range(req.sIn, req.eIn), u.range(0, hp)), u.minus(s.T, s.S));
-        s.T = u.or(s.T, u.minus(u.range(0, Math.max(t, s.V)), I));
-        s.S = I;
-        s.V = Math.max(s.V, t);
+      case 'CompactionCommitted':
+        this.commit(e, out);
         break;
-      }
       case 'SpillCompleted': {
         const r = u.range(e.range.start, e.range.end);
         if (s.policy) {
           const U = this.U();
           if (e.unit !== U) {
-            audit('VIOLATION', 'UNPLACEABLE_RANGE');
+            out.audit('VIOLATION', 'UNPLACEABLE_RANGE', this.one(e.unit, e.range));
             break;
           }
           s.P[U] = u.or(this.get(s.P, U), u.and(r, u.range(0, this.knownHead())));
@@ -450,7 +552,7 @@ export class ReferenceSession {
           const missing = p.unit === e.unit ? u.minus(asked, r) : asked;
           if (!u.isEmpty(missing)) {
             s.X[p.unit] = u.or(this.get(s.X, p.unit), missing);
-            audit('VIOLATION', 'SPILL_INCOMPLETE', u.runs(missing));
+            out.audit('VIOLATION', 'SPILL_INCOMPLETE', this.report(missing, p.unit));
           }
           s.pending = null;
         }
@@ -468,11 +570,13 @@ export class ReferenceSession {
         if (s.policy) {
           unit = this.U();
           if (e.unit !== unit) {
-            audit('VIOLATION', 'UNPLACEABLE_RANGE');
+            out.audit('VIOLATION', 'UNPLACEABLE_RANGE', this.one(e.unit, e.range));
             break;
           }
           r = u.and(r, u.range(0, this.knownHead()));
-          s.A0 = u.or(s.A0, u.and(r, u.minus(s.T, u.or(s.S, this.get(s.P, unit)))));
+          // (1) range ∩ (T − (S ∪ P)) − K joins A0.
+          const lost = u.minus(s.T, u.or(s.S, this.get(s.P, unit)));
+          s.A0 = u.or(s.A0, u.minus(u.and(r, lost), this.get(s.K, unit)));
           if (s.Hg !== null && u.subset(u.range(0, s.Hg), r)) {
             s.Hg = null;
             // In band only: an out-of-band acknowledgement leaves the sequence as it is.
@@ -484,17 +588,170 @@ export class ReferenceSession {
         }
         s.A1 = { [unit]: r };
         s.spillFailed = false;
-        audit('ADVISORY', 'LOSS_ACKNOWLEDGED', u.runs(r));
+        out.audit('ADVISORY', 'LOSS_ACKNOWLEDGED', this.report(r, unit));
         break;
       }
       case 'SessionClosed':
         s.closedAt = e.occurredAt;
         break;
     }
-    return out;
   }
 
-  /** §5: the rules, top-down, with their unhealed holes; `heal` is what heals (P ∪ A, or P). */
+  private request(
+    e: Extract<EngineInput, { type: 'CompactionRequested' }>,
+    decidedAt: number,
+    out: Outputs,
+  ): void {
+    const s = this.s;
+    const req: Request = {
+      requestId: e.requestId,
+      unit: e.unit,
+      sIn: e.summaryInput.start,
+      eIn: e.summaryInput.end,
+      t: e.tailStart,
+    };
+    const i = s.stored.findIndex((v) => v.requestId === e.requestId);
+    const st = i >= 0 ? s.stored[i]! : null;
+    const same =
+      st !== null &&
+      st.unit === req.unit &&
+      st.sIn === req.sIn &&
+      st.eIn === req.eIn &&
+      st.t === req.t;
+    if (st && same && !st.stale) {
+      out.rest.push({ record: 'verdict', value: st.verdict });
+      s.stored.splice(i, 1);
+      s.stored.push(st); // reading (decision 7): "the last 16 requestIds" = most recently requested
+      return;
+    }
+    if (st && !same) out.audit('VIOLATION', 'REQUEST_ID_REUSED', this.one(e.unit, e.summaryInput));
+    const { verdict, spill } = this.decide(req, e.seq, e.occurredAt, decidedAt, e.sessionId);
+    out.rest.push({ record: 'verdict', value: verdict });
+    if (i >= 0) s.stored.splice(i, 1);
+    s.stored.push({ ...req, verdict, stale: false });
+    if (s.stored.length > 16) s.stored.shift();
+    if (spill) {
+      out.rest.push({ record: 'spill-request', value: spill });
+      s.pending = { id: spill.spillRequestId, unit: spill.unit, ...spill.range };
+    }
+  }
+
+  private commit(e: Extract<EngineInput, { type: 'CompactionCommitted' }>, out: Outputs): void {
+    const s = this.s;
+    const u = this.u;
+    const st = s.stored.find((v) => v.requestId === e.requestId);
+    const req: Request = {
+      requestId: e.requestId,
+      unit: e.unit,
+      sIn: e.summaryInput.start,
+      eIn: e.summaryInput.end,
+      t: e.tailStart,
+    };
+    const same =
+      st !== undefined &&
+      st.unit === req.unit &&
+      st.sIn === req.sIn &&
+      st.eIn === req.eIn &&
+      st.t === req.t;
+    if (!st || st.verdict.decision !== 'APPROVE' || !same)
+      out.audit('VIOLATION', 'COMMITTED_WITHOUT_APPROVAL', this.one(e.unit, e.summaryInput));
+    else {
+      const ev = this.evaluate(req);
+      if (ev.fired.length > 0) {
+        const holes = ev.fired.reduce((acc, f) => u.or(acc, f.holes), u.empty());
+        out.audit('VIOLATION', 'APPROVAL_STALE_AT_COMMIT', this.report(holes, ev.unit));
+      }
+    }
+    s.A1 = {};
+    if (!s.policy) return;
+    const U = this.U();
+    if (e.unit !== U) {
+      out.audit('VIOLATION', 'UNPLACEABLE_RANGE', this.one(e.unit, e.summaryInput));
+      this.gap(0);
+      return;
+    }
+    const hp = this.knownHead();
+    const t = Math.min(e.tailStart, hp);
+    const I = u.minus(u.and(u.range(req.sIn, req.eIn), u.range(0, hp)), u.minus(s.T, s.S));
+    s.T = u.or(s.T, u.minus(u.range(0, Math.max(t, s.V)), I));
+    s.S = I;
+    s.V = Math.max(s.V, t);
+  }
+
+  /**
+   * §4a, at the end of step 3: every set over 128 ranges is coarsened (pins, T, X by merging;
+   * S, P, A0, A1 by removing), every position whose membership changed joins K in the set's unit,
+   * K itself is merged down, and one STATE_COARSENED names the sets.
+   * Reading: K is coarsened once, after every other set's changes joined it (§4a does not say
+   * whether K is merged after each set or once).
+   */
+  private coarsen(out: Outputs): void {
+    const s = this.s;
+    const u = this.u;
+    const U: Unit | null = s.policy ? this.U() : null;
+    const names: string[] = [];
+    const gained: PerUnit = {};
+    const note = (name: string, unit: Unit, before: Bits, after: Bits) => {
+      if (u.equal(before, after)) return;
+      if (!names.includes(name)) names.push(name);
+      const changed = u.or(u.minus(before, after), u.minus(after, before));
+      gained[unit] = u.or(this.get(gained, unit), changed);
+    };
+    if (U) {
+      const single: [string, 'pins' | 'T' | 'S' | 'A0', boolean][] = [
+        ['pins', 'pins', true],
+        ['T', 'T', true],
+        ['S', 'S', false],
+        ['A0', 'A0', false],
+      ];
+      for (const [name, key, merge] of single) {
+        const before = s[key];
+        s[key] = merge ? coarsenByMerging(u, before) : coarsenByRemoving(u, before);
+        note(name, U, before, s[key]);
+      }
+    }
+    const perUnit: [string, 'P' | 'A1' | 'X', boolean][] = [
+      ['P', 'P', false],
+      ['A1', 'A1', false],
+      ['X', 'X', true],
+    ];
+    for (const [name, key, merge] of perUnit) {
+      for (const unit of UNITS) {
+        const before = s[key][unit];
+        if (!before) continue;
+        const after = merge ? coarsenByMerging(u, before) : coarsenByRemoving(u, before);
+        s[key] = { ...s[key], [unit]: after };
+        note(name, unit, before, after);
+      }
+    }
+    if (names.length === 0) return;
+    for (const unit of UNITS) {
+      const g = gained[unit];
+      if (!g) continue;
+      const joined = u.or(this.get(s.K, unit), g);
+      const merged = coarsenByMerging(u, joined);
+      if (!u.equal(joined, merged) && !names.includes('K')) names.push('K');
+      s.K = { ...s.K, [unit]: merged };
+    }
+    out.audit('ADVISORY', 'STATE_COARSENED', [], { sets: names });
+  }
+
+  /** P ∪ A in a unit (A0 only exists in U of a known session). */
+  private heal(unit: Unit, withAck: boolean): Bits {
+    const s = this.s;
+    const u = this.u;
+    const P = this.get(s.P, unit);
+    if (!withAck) return P;
+    const A0 = s.policy && unit === this.U() ? s.A0 : u.empty();
+    return u.or(P, u.or(A0, this.get(s.A1, unit)));
+  }
+
+  /** F in a unit, 0 when none. */
+  private evidence(unit: Unit): number {
+    return this.s.F ? this.s.F[unit] : 0;
+  }
+
+  /** §5: the rules, top-down, with their unhealed holes (and, for holeless rules, their need). */
   evaluate(
     r: Request,
     withAck = true,
@@ -508,38 +765,46 @@ export class ReferenceSession {
     const rulesChecked: RuleCode[] = [];
     const fired: { code: RuleCode; holes: Bits; need: Bits | null }[] = [];
     const unit = s.policy ? this.U() : r.unit;
-    const P = this.get(s.P, unit);
-    const A = withAck ? u.or(s.policy ? s.A0 : u.empty(), this.get(s.A1, unit)) : u.empty();
-    const heal = u.or(P, A);
+    const heal = this.heal(unit, withAck);
     const head0t = u.range(0, r.t);
     const hole = (code: RuleCode, h: Bits) => {
       rulesChecked.push(code);
       const left = u.minus(h, heal);
       if (!u.isEmpty(left)) fired.push({ code, holes: left, need: null });
     };
-    const holeless = (code: RuleCode, applies: boolean, healable: boolean) => {
+    const holeless = (code: RuleCode, applies: boolean, healable: boolean, need: Bits) => {
       rulesChecked.push(code);
       if (!applies) return;
-      const need = u.minus(head0t, heal);
       if (!healable || !u.isEmpty(need)) fired.push({ code, holes: u.empty(), need });
     };
+    // UNKNOWN_SESSION: healed iff [0, max(t, F)) ⊆ P ∪ A in ru (F: 0 when none; a known
+    // session has none). Reading (the project's decision 80): a contested session's P and A are
+    // in U, so it heals iff [0, t) ⊆ P ∪ A of U, even when ru ≠ U. The text's "in ru" would
+    // find nothing recoverable in ru and fire for t > 0; UNIT_MISMATCH refuses such a request
+    // anyway, so only the reasons listed differ.
+    const unknownNeed = u.minus(
+      u.range(0, Math.max(r.t, this.evidence(r.unit))),
+      this.heal(s.policy ? this.U() : r.unit, withAck),
+    );
     if (!s.policy) {
-      holeless('UNKNOWN_SESSION', true, true);
+      holeless('UNKNOWN_SESSION', true, true, unknownNeed);
       const valid = 0 <= r.sIn && r.sIn <= r.eIn && 0 <= r.t;
-      holeless('INVALID_REQUEST', !valid, false);
+      holeless('INVALID_REQUEST', !valid, false, u.minus(head0t, heal));
       return { rulesChecked, fired, unit };
     }
     const U = unit;
     const hp = this.knownHead();
     const f = s.policy.floor.span;
-    rulesChecked.push('UNKNOWN_SESSION');
+    const need = u.minus(head0t, heal);
+    // A contested policy: UNKNOWN_SESSION first, then every rule of a known session.
+    holeless('UNKNOWN_SESSION', s.contested, true, unknownNeed);
     if (s.Hg !== null) hole('EVENT_GAP', u.range(0, s.Hg));
     else rulesChecked.push('EVENT_GAP');
     const ruOther = r.unit !== U;
-    holeless('UNIT_MISMATCH', ruOther || s.policy.truncatorUnit !== U, !ruOther);
+    holeless('UNIT_MISMATCH', ruOther || s.policy.truncatorUnit !== U, !ruOther, need);
     if (ruOther) return { rulesChecked, fired, unit };
     const valid = 0 <= r.sIn && r.sIn <= r.eIn && r.eIn <= hp && s.V <= r.t && r.t <= hp;
-    holeless('INVALID_REQUEST', !valid, false);
+    holeless('INVALID_REQUEST', !valid, false, need);
     if (!valid) return { rulesChecked, fired, unit };
     const I = u.minus(u.range(r.sIn, r.eIn), u.minus(s.T, s.S));
     const U0 = u.minus(u.or(head0t, u.and(s.T, u.range(r.t, hp))), I);
@@ -563,12 +828,14 @@ export class ReferenceSession {
     const s = this.s;
     const ev = this.evaluate(r);
     const refused = ev.fired.length > 0;
-    let basis: string | null = null;
-    let action: 'NONE' | 'SPILL' | 'HALT' = 'NONE';
+    let basis: ModelVerdict['basis'] = null;
+    let action: ModelVerdict['action'] = 'NONE';
     if (!refused) {
       const P = this.get(s.P, ev.unit);
+      // Known session: t > 0 and [0,t) ⊆ P; unknown: the same with max(t, F).
+      const m = s.policy ? r.t : Math.max(r.t, this.evidence(r.unit));
       if (this.evaluate(r, false).fired.length > 0) basis = 'LOSS_ACKNOWLEDGED';
-      else if (r.t > 0 && u.subset(u.range(0, r.t), P)) basis = 'LOSSLESS_SPILL';
+      else if (m > 0 && u.subset(u.range(0, m), P)) basis = 'LOSSLESS_SPILL';
       else basis = 'INVARIANT_HOLDS';
     } else {
       const enabled = s.policy ? s.policy.spill === 'ENABLED' : true;
@@ -582,27 +849,40 @@ export class ReferenceSession {
       action = canSpill ? 'SPILL' : 'HALT';
     }
     const id = action === 'SPILL' ? `${sessionId}:${r.requestId}:${seq}` : null;
+    const reasons = ev.fired.map((f) => ({ code: f.code, holes: this.report(f.holes, ev.unit) }));
     const verdict: ModelVerdict = {
+      sessionId,
       requestId: r.requestId,
       decision: refused ? 'REFUSE' : 'APPROVE',
       basis,
       action,
-      reasons: ev.fired.map((f) => ({ code: f.code, holes: u.runs(f.holes) })),
+      reasons,
       rulesChecked: ev.rulesChecked,
       spillRequestId: id,
       inputSeq: seq,
       requestedAt: occurredAt,
       decidedAt,
-      holeUnit: ev.unit,
+      engineVersion: this.opts.engineVersion,
     };
     if (!id) return { verdict, spill: null };
+    // Reading: a spill request's holes are the union of the fired rules' unhealed holes as
+    // sets, bounded once (§6), not the union of the verdict's already bounded lists.
     const holes = ev.fired.reduce((acc, f) => u.or(acc, f.holes), u.empty());
     const range = s.policy
       ? { start: 0, end: this.knownHead() }
-      : { start: 0, end: Math.max(r.eIn, r.t) };
+      : { start: 0, end: Math.max(r.eIn, r.t, this.evidence(r.unit)) };
     return {
       verdict,
-      spill: { spillRequestId: id, unit: ev.unit, range, holes: u.runs(holes) },
+      spill: {
+        spillRequestId: id,
+        sessionId,
+        requestId: r.requestId,
+        unit: ev.unit,
+        range,
+        holes: this.report(holes, ev.unit),
+        reasons,
+        requestedAt: occurredAt,
+      },
     };
   }
 }

@@ -2,7 +2,8 @@
  * A separate "spill service" process for the on-call tests: it does not own any session's
  * sequence, so it answers a spill request with an out-of-band SpillCompleted (seq null,
  * contract §3, §4 step 0). Reads `agent.spill-requests` until one for SPILL_SESSION, stores
- * nothing (a test), reports the range as stored, prints the event it sent, exits.
+ * nothing (a test), reports the range as stored, prints the event it sent, exits. With
+ * CG_SIGNING_KEY_FILE it signs the event (contract §4b), as a real spill service must.
  * Run: node --import tsx test/support/spill-service.ts (env as for `compaction-guard run`).
  */
 import { randomUUID } from 'node:crypto';
@@ -13,12 +14,15 @@ import { kafkaClient } from '../../src/kafka/client';
 import { RegistryCodec } from '../../src/registry/codec';
 import { OutputDecoder } from '../../src/registry/outputDecoder';
 import { readTopics } from '../../src/cli/topicReader';
+import { expiryFrom, signed } from '../../src/authority/signing';
+import { configuredSigningKey } from '../../src/authority/signingKeySource';
 
 async function main(): Promise<void> {
   const session = process.env.SPILL_SESSION;
   if (!session) throw new Error('SPILL_SESSION: required');
   const config = loadConfig(process.env);
   const log = pino({ level: 'error' }, pino.destination(2));
+  const key = configuredSigningKey(process.env, {}, null)?.key ?? null;
   const kafka = kafkaClient(config.brokers, 'spill-service', log, config);
   const codec = RegistryCodec.fromConfig(config);
   const decoder = new OutputDecoder(codec.registry);
@@ -32,7 +36,7 @@ async function main(): Promise<void> {
       if (m.key?.toString() !== session || !m.value) return;
       const r = await decoder.decode('spill-request', m.value);
       if (r.record !== 'spill-request') return;
-      found({
+      const event: SpillCompleted = {
         type: 'SpillCompleted',
         sessionId: session,
         seq: null,
@@ -43,7 +47,8 @@ async function main(): Promise<void> {
         unit: r.value.unit,
         range: r.value.range,
         signature: null,
-      });
+      };
+      found(key === null ? event : signed(event, key, expiryFrom(Date.now(), r.value.requestedAt)));
     },
   });
   const e = await event;

@@ -244,3 +244,36 @@ describe('the refused filter', () => {
     expect(filter.has('s')).toBe(true);
   });
 });
+
+describe('a session freed by the wall-clock sweep (docs/decisions.md 124)', () => {
+  it('joins the refused filter, so a late event of it starts blind and its t = 0 request is refused, where a never-seen session is approved', () => {
+    const committed = new SessionStates();
+    held(committed, 'gone');
+    const filter = new RefusedFilter();
+    const swept = plan(
+      [],
+      stepContext({
+        committed,
+        capacity: new SessionCapacity(10, () => committed.size),
+        refused: filter,
+        sweep: (overlay) => overlay.set('gone', null),
+      }),
+    );
+    expect(swept.overlay.get('gone')).toBeNull();
+    swept.refused!.commit();
+    committed.delete('gone');
+    expect(filter.has('gone')).toBe(true);
+
+    // Late events without a SessionOpened: a turn, then a request that leaves nothing out.
+    const late = (id: string) =>
+      new SessionBuilder(id, 9_000).turns(2).request('late', 'TURNS', 0, 0, 0).events;
+    const back = plan(late('gone'), context(committed, 10, filter));
+    expect(back.overlay.get('gone')!.evidenceHead.TURNS).toBe(MAX_POSITION);
+    expect(verdicts(back)).toEqual([
+      expect.objectContaining({ sessionId: 'gone', decision: 'REFUSE' }),
+    ]);
+    expect(verdicts(back)[0]!.rulesChecked).toContain('UNKNOWN_SESSION');
+    const never = plan(late('never-seen'), context(committed, 10, filter));
+    expect(verdicts(never).map((v) => v.decision)).toEqual(['APPROVE']);
+  });
+});

@@ -22,8 +22,8 @@ describe('broker and registry endpoints', () => {
   });
 
   it.each([
-    ['env', { SCHEMA_REGISTRY_URL: 'https://u:secret@r:8081' }, {}],
-    ['flag', {}, { registryUrl: 'https://u:secret@r:8081' }],
+    ['env', { SCHEMA_REGISTRY_URL: 'https://r:8081/secret' }, {}],
+    ['flag', {}, { registryUrl: 'https://r:8081/secret' }],
   ])(
     'reject a registry (%s) without brokers instead of replacing it with the embedded one, without echoing the URL',
     (_how, env, flags) => {

@@ -6,7 +6,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { ConfigError, DEFAULTS, loadConfig } from '../../src/config/config';
+import {
+  ConfigError,
+  DEFAULTS,
+  isLoopbackHost,
+  loadConfig,
+  refuseUnsafeConfig,
+  requireSafeHttp,
+} from '../../src/config/config';
 import { createLogger, REDACTED, redactConfig } from '../../src/config/redact';
 import { kafkaSasl, kafkaSsl } from '../../src/kafka/client';
 import { buildProgram } from '../../src/cli/main';
@@ -117,7 +124,7 @@ describe('security settings', () => {
     const f = join(dir, 'kafka-password');
     writeFileSync(f, 'from-file secret\n');
     const env = {
-      CG_KAFKA_SASL_MECHANISM: 'plain',
+      CG_KAFKA_SASL_MECHANISM: 'scram-sha-256',
       CG_KAFKA_SASL_USERNAME: 'u',
       CG_KAFKA_SASL_PASSWORD_FILE: f,
     };
@@ -148,6 +155,146 @@ describe('security settings', () => {
       expect(help).toContain(flag);
     }
     expect(help).toContain('CG_KAFKA_SASL_PASSWORD_FILE');
+  });
+});
+
+/** The message of the ConfigError `f` throws. */
+function refusal(f: () => unknown): string {
+  try {
+    f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return (e as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('secure defaults', () => {
+  it('HTTP binds the loopback; requests, connections and request sizes are capped; plaintext auth is off', () => {
+    expect(DEFAULTS).toMatchObject({
+      httpHost: '127.0.0.1',
+      httpRequestTimeoutMs: 10_000,
+      httpMaxConnections: 64,
+      httpMaxRequestBytes: 16_384,
+      allowPlaintextAuth: false,
+    });
+    expect(() => requireSafeHttp(DEFAULTS)).not.toThrow();
+  });
+
+  it('a non-loopback bind with /sessions on and no token is refused', () => {
+    for (const host of ['0.0.0.0', '::', '10.1.2.3', 'guard.internal'])
+      expect(refusal(() => requireSafeHttp(loadConfig({ CG_HTTP_HOST: host })))).toBe(
+        `CG_HTTP_HOST (--http-host)=${host} is not a loopback address and /sessions is served without a token: set CG_HTTP_SESSIONS_TOKEN (or _FILE), or CG_HTTP_SESSIONS=false, or bind CG_HTTP_HOST=127.0.0.1`,
+      );
+  });
+
+  it('passes a token, /sessions off, or a loopback address', () => {
+    for (const env of [
+      { CG_HTTP_HOST: '0.0.0.0', CG_HTTP_SESSIONS_TOKEN: 't' },
+      { CG_HTTP_HOST: '0.0.0.0', CG_HTTP_SESSIONS: 'false' },
+      { CG_HTTP_HOST: 'localhost' },
+      { CG_HTTP_HOST: '::1' },
+      { CG_HTTP_HOST: '127.0.0.53' },
+    ])
+      expect(() => requireSafeHttp(loadConfig(env))).not.toThrow();
+  });
+
+  it('knows loopback addresses only by their literal form', () => {
+    for (const h of [
+      '127.0.0.1',
+      '127.1.2.3',
+      'localhost',
+      'LOCALHOST',
+      '::1',
+      '[::1]',
+      '::ffff:127.0.0.1',
+    ])
+      expect([h, isLoopbackHost(h)]).toEqual([h, true]);
+    for (const h of [
+      '0.0.0.0',
+      '::',
+      '128.0.0.1',
+      '127.0.0.1.nip.io',
+      'localhost.example',
+      '',
+      '1.2.3.4',
+    ])
+      expect([h, isLoopbackHost(h)]).toEqual([h, false]);
+  });
+
+  it('the HTTP limits are settings with lower bounds', () => {
+    expect(
+      loadConfig({
+        CG_HTTP_REQUEST_TIMEOUT_MS: '500',
+        CG_HTTP_MAX_CONNECTIONS: '3',
+        CG_HTTP_MAX_REQUEST_BYTES: '4096',
+      }),
+    ).toMatchObject({
+      httpRequestTimeoutMs: 500,
+      httpMaxConnections: 3,
+      httpMaxRequestBytes: 4096,
+    });
+    expect(() => loadConfig({ CG_HTTP_MAX_CONNECTIONS: '0' })).toThrow(/CG_HTTP_MAX_CONNECTIONS/);
+    expect(() => loadConfig({ CG_HTTP_MAX_REQUEST_BYTES: '100' })).toThrow(/≥ 1024/);
+  });
+
+  it('credentials in SCHEMA_REGISTRY_URL are refused, saying where they go, without echoing them', () => {
+    for (const url of [
+      'http://user:pa55@registry:8081',
+      'https://user@registry:8081/apis',
+      'HTTPS://u:p@r',
+    ]) {
+      const message = refusal(() => loadConfig({ SCHEMA_REGISTRY_URL: url }));
+      expect(message).toBe(
+        'SCHEMA_REGISTRY_URL (--registry-url): credentials in the URL are refused (the URL is logged and shown in errors); give them as CG_REGISTRY_USERNAME and CG_REGISTRY_PASSWORD (or CG_REGISTRY_PASSWORD_FILE)',
+      );
+    }
+    expect(refusal(() => loadConfig({ SCHEMA_REGISTRY_URL: 'user:pa55@registry' }))).not.toContain(
+      'pa55',
+    );
+    // The same for a URL given in code (the client's overrides).
+    expect(
+      refusal(() => refuseUnsafeConfig({ ...DEFAULTS, registryUrl: 'http://u:pa55@r:1' })),
+    ).toMatch(/credentials in the URL are refused/);
+    // An @ after the host is not a credential.
+    expect(loadConfig({ SCHEMA_REGISTRY_URL: 'https://r:8081/a@b' }).registryUrl).toBe(
+      'https://r:8081/a@b',
+    );
+  });
+
+  it('SASL PLAIN without TLS is refused unless CG_ALLOW_PLAINTEXT_AUTH=true; with TLS, or SCRAM, it passes', () => {
+    const plain = {
+      CG_KAFKA_SASL_MECHANISM: 'plain',
+      CG_KAFKA_SASL_USERNAME: 'u',
+      CG_KAFKA_SASL_PASSWORD: 'kafka-pa55-SECRET',
+    };
+    const message = refusal(() => loadConfig(plain));
+    expect(message).toBe(
+      'CG_KAFKA_SASL_MECHANISM (--kafka-sasl-mechanism)=plain without TLS sends the Kafka password in clear: set CG_KAFKA_SSL=true (or CG_KAFKA_SSL_CA), use scram-sha-512, or set CG_ALLOW_PLAINTEXT_AUTH (--allow-plaintext-auth)=true to accept that',
+    );
+    expect(loadConfig({ ...plain, CG_ALLOW_PLAINTEXT_AUTH: 'true' }).kafkaSaslMechanism).toBe(
+      'plain',
+    );
+    expect(loadConfig({ ...plain, CG_KAFKA_SSL: 'true' }).kafkaSsl).toBe(true);
+    expect(loadConfig({ ...plain, CG_KAFKA_SSL_CA: caFile }).kafkaSsl).toBe(true);
+    expect(loadConfig(SCRAM).kafkaSaslMechanism).toBe('scram-sha-512');
+    expect(() =>
+      refuseUnsafeConfig({ ...DEFAULTS, kafkaSaslMechanism: 'plain', kafkaSaslUsername: 'u' }),
+    ).toThrow(ConfigError);
+  });
+
+  it('registry basic auth over http:// is refused unless CG_ALLOW_PLAINTEXT_AUTH=true; over https it passes', () => {
+    const auth = { CG_REGISTRY_USERNAME: 'u', CG_REGISTRY_PASSWORD: 'registry-pa55-SECRET' };
+    expect(refusal(() => loadConfig({ ...auth, SCHEMA_REGISTRY_URL: 'http://r:8081' }))).toBe(
+      'registry basic auth (CG_REGISTRY_USERNAME) over http:// sends the registry password in clear: use an https:// SCHEMA_REGISTRY_URL, or set CG_ALLOW_PLAINTEXT_AUTH (--allow-plaintext-auth)=true to accept that',
+    );
+    expect(
+      loadConfig({ ...auth, SCHEMA_REGISTRY_URL: 'http://r:8081', CG_ALLOW_PLAINTEXT_AUTH: 'true' })
+        .registryUsername,
+    ).toBe('u');
+    expect(loadConfig({ ...auth, SCHEMA_REGISTRY_URL: 'https://r:8081' }).registryUsername).toBe(
+      'u',
+    );
   });
 });
 

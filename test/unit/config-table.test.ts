@@ -11,10 +11,12 @@ import {
   configEnv,
   SECRET_KEYS,
   flagOf,
+  kebab,
   loadConfig,
   serviceSettings,
+  toolSettings,
 } from '../../src/config/config';
-import { SERVICE_SETTINGS, SETTINGS, type Setting } from '../../src/config/settings';
+import { SERVICE_SETTINGS, SETTINGS, TOOL_SETTINGS, type Setting } from '../../src/config/settings';
 import { buildProgram } from '../../src/cli/main';
 
 const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
@@ -68,6 +70,7 @@ function readmeRows(): Row[] {
 
 const TABLES: [string, Record<string, Setting<unknown>>][] = [
   ['run', SETTINGS as Record<string, Setting<unknown>>],
+  ['tools', TOOL_SETTINGS as Record<string, Setting<unknown>>],
   ['services', SERVICE_SETTINGS as Record<string, Setting<unknown>>],
 ];
 const byEnv = new Map(
@@ -96,7 +99,10 @@ describe('README configuration tables', () => {
       const envs = r.envs.filter((e) => byEnv.has(e));
       expect([r.line, r.flags]).toEqual([
         r.line,
-        envs.map((e) => flagOf(byEnv.get(e)!.key as keyof typeof DEFAULTS)),
+        envs.map((e) => {
+          const { key, s } = byEnv.get(e)!;
+          return `--${s.flag ?? kebab(key)}`;
+        }),
       ]);
     }
   });
@@ -179,6 +185,23 @@ describe('the settings table', () => {
     });
     expect(loadConfig(env)).toEqual(c);
     expect(configEnv(DEFAULTS, ['registryUrl', 'httpSessionsToken'])).toEqual({});
+  });
+
+  it("gives the tools' settings to acknowledge and simulate as --help shows them, the flag winning over the env var", () => {
+    const program = buildProgram();
+    for (const name of ['acknowledge', 'simulate']) {
+      const cmd = program.commands.find((c) => c.name() === name)!;
+      for (const [key, s] of Object.entries(TOOL_SETTINGS) as [string, Setting<unknown>][]) {
+        const option = cmd.options.find((o) => o.long === `--${s.flag ?? kebab(key)}`);
+        expect([name, key, option?.description.startsWith(s.help)]).toEqual([name, key, true]);
+        expect(option!.description).toContain(`env ${s.env}`);
+      }
+    }
+    expect(toolSettings({})).toEqual({ signingKeyFile: null });
+    expect(toolSettings({ CG_SIGNING_KEY_FILE: ' a.key ' })).toEqual({ signingKeyFile: 'a.key' });
+    expect(toolSettings({ CG_SIGNING_KEY_FILE: 'a.key' }, { key: 'b.key' })).toEqual({
+      signingKeyFile: 'b.key',
+    });
   });
 
   it('is how the services read their env vars', () => {

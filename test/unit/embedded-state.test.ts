@@ -1,5 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -7,8 +17,10 @@ import {
   embeddedStatePath,
   readEmbeddedState,
   removeEmbeddedState,
+  untrustedReason,
   writeEmbeddedState,
 } from '../../src/services/embedded';
+import { ConfigError } from '../../src/config/config';
 
 describe('the embedded state file', () => {
   let dir: string;
@@ -58,5 +70,87 @@ describe('the embedded state file', () => {
     removeEmbeddedState(process.pid, env);
     expect(readEmbeddedState(env)).toBeNull();
     expect(() => removeEmbeddedState(process.pid, env)).not.toThrow();
+  });
+
+  it('is written mode 0600, whatever the umask', () => {
+    const old = process.umask(0o000);
+    try {
+      writeEmbeddedState(state(process.pid), env);
+    } finally {
+      process.umask(old);
+    }
+    expect(statSync(env.CG_EMBEDDED_FILE!).mode & 0o777).toBe(0o600);
+  });
+
+  /** The refusal readEmbeddedState throws, as the on-call commands print it. */
+  const refusal = () => {
+    try {
+      readEmbeddedState(env);
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      return (e as Error).message;
+    }
+    throw new Error('expected a refusal');
+  };
+
+  it('is refused when group- or world-writable', () => {
+    writeEmbeddedState(state(process.pid), env);
+    for (const mode of [0o620, 0o602, 0o666]) {
+      chmodSync(env.CG_EMBEDDED_FILE!, mode);
+      expect(refusal()).toBe(
+        `${env.CG_EMBEDDED_FILE} is not trusted: it is group- or world-writable (mode 0${mode.toString(8)}). ` +
+          'It tells the on-call commands where to send credentials; remove it (a running `npm start` writes it again, mode 0600) or set KAFKA_BROKERS and SCHEMA_REGISTRY_URL',
+      );
+    }
+    chmodSync(env.CG_EMBEDDED_FILE!, 0o644); // readable by others is no risk to the reader
+    expect(readEmbeddedState(env)).toEqual(state(process.pid));
+  });
+
+  it('is refused when owned by another user (checked for real when the tests run as root)', () => {
+    const st = { uid: 1001, mode: 0o100600, isFile: () => true };
+    expect(untrustedReason(st, 1000)).toBe('it is owned by uid 1001, not by you (uid 1000)');
+    expect(untrustedReason(st, 1001)).toBeNull();
+    expect(untrustedReason({ ...st, isFile: () => false }, 1001)).toBe('it is not a regular file');
+    if (process.getuid?.() !== 0) return;
+    writeEmbeddedState(state(process.pid), env);
+    chownSync(env.CG_EMBEDDED_FILE!, 4242, 4242);
+    expect(refusal()).toMatch(/is not trusted: it is owned by uid 4242, not by you \(uid 0\)/);
+  });
+
+  it('is refused when it is a symbolic link (to a file of the right owner and mode)', () => {
+    const real = path.join(dir, 'real.json');
+    writeEmbeddedState(state(process.pid), { CG_EMBEDDED_FILE: real });
+    mkdirSync(path.dirname(env.CG_EMBEDDED_FILE!), { recursive: true });
+    symlinkSync(real, env.CG_EMBEDDED_FILE!);
+    expect(refusal()).toMatch(/is not trusted: it is a symbolic link/);
+  });
+
+  it('is refused when it names an endpoint beyond this machine (where the sessions token would go)', () => {
+    const cases: [Partial<EmbeddedState>, RegExp][] = [
+      [
+        { httpUrl: 'http://attacker.example:9464' },
+        /httpUrl "http:\/\/attacker.example:9464" is not on a loopback address/,
+      ],
+      [{ httpUrl: 'http://10.0.0.7:9464' }, /httpUrl .* is not on a loopback address/],
+      [
+        { brokers: ['127.0.0.1:9092', 'kafka.example:9092'] },
+        /broker "kafka.example:9092" is not a loopback address/,
+      ],
+      [
+        { registryUrl: 'http://registry.example/apis' },
+        /registryUrl .* is not on a loopback address/,
+      ],
+      [{ registryUrl: 'http://u:secret@127.0.0.1:8080' }, /registryUrl carries credentials/],
+    ];
+    for (const [change, expected] of cases) {
+      writeEmbeddedState({ ...state(process.pid), ...change }, env);
+      const message = refusal();
+      expect(message).toMatch(expected);
+      expect(message).not.toContain('secret');
+    }
+    for (const ok of ['http://localhost:9464', 'http://[::1]:9464', 'http://127.0.0.2:1']) {
+      writeEmbeddedState({ ...state(process.pid), httpUrl: ok }, env);
+      expect(readEmbeddedState(env)?.httpUrl).toBe(ok);
+    }
   });
 });

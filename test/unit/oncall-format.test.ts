@@ -65,10 +65,15 @@ describe('acknowledge input', () => {
     [{ range: '8-2' }, /--range: 8-2 is reversed/],
     [{ range: '0..4' }, /--range: expected START-END/],
     [{ unit: 'PAGES' }, /--unit: expected one of TURNS, TOKENS, MESSAGES/],
-    [{ by: undefined }, /--by: required/],
+    [{ by: ' ' }, /--by: empty/],
     [{ reason: ' ' }, /--reason: required/],
   ])('refuses %j', (patch, message) => {
     expect(() => parseAcknowledgeArgs({ ...ok, ...patch })).toThrow(message);
+  });
+
+  it("leaves `by` to the signing key's name when --by is not given", () => {
+    expect(parseAcknowledgeArgs({ ...ok, by: undefined }).by).toBeNull();
+    expect(parseAcknowledgeArgs(ok).by).toBe('me');
   });
 
   const view = {

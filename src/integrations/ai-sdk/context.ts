@@ -10,6 +10,7 @@ import type { ModelMessage } from 'ai';
 import type { Pin, Policy, Span } from '../../engine/events';
 import { GuardUsageError } from '../../client/errors';
 import type { GuardedSession, TranscriptRange } from '../../client/session';
+import { transcriptLines } from '../../client/transcript';
 import { ContextPositions } from '../compaction/positions';
 import { type PinClassifier, roleOf, type TokenCounter, transcriptLine } from './messages';
 
@@ -86,15 +87,6 @@ export class TrackedContext {
 
   /** The turns of `r`, one JSON line each; throws when one of them was never followed here. */
   lines(r: TranscriptRange): string {
-    let out = '';
-    for (let turn = r.firstTurn; turn < r.endTurn; turn++) {
-      const line = this.transcript[turn];
-      if (line === undefined)
-        throw new Error(
-          `session ${r.sessionId}: turn ${turn} is not in this helper's transcript (followed before a restart, or elsewhere), so the spill cannot hold [${r.start}, ${r.end}) ${r.unit}`,
-        );
-      out += `${line}\n`;
-    }
-    return out;
+    return transcriptLines(this.transcript, r);
   }
 }

@@ -11,6 +11,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import type { Pin, Policy, Span, Unit } from '../../engine/events';
 import type { GuardedSession, TranscriptRange } from '../../client/session';
+import { transcriptLines } from '../../client/transcript';
 import { ContextPositions } from '../compaction/positions';
 import { type PinClassifier, roleOf } from './pins';
 
@@ -93,11 +94,12 @@ export class Conversation {
     this.transcript[turn] = JSON.stringify(mapChatMessagesToStoredMessages([m])[0]);
   }
 
-  /** The turns of `r`, one JSON line each (langchain's StoredMessage form). */
+  /**
+   * The turns of `r`, one JSON line each (langchain's StoredMessage form). Throws when any turn
+   * of `r` is not held (after `client.resume` the turns sent before the crash are not): the
+   * spill then fails, rather than reporting a range as stored that it does not hold.
+   */
   lines(r: TranscriptRange): string {
-    return this.transcript
-      .slice(r.firstTurn, r.endTurn)
-      .map((line) => `${line}\n`)
-      .join('');
+    return transcriptLines(this.transcript, r);
   }
 }

@@ -1,5 +1,15 @@
 /** Shared pieces of the client tests: a processor on unique topics and clients that reach it. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Config } from '../../../src/config/config';
+import {
+  type NewKey,
+  keyFilesOf,
+  newKey,
+  writeAtomically,
+  writeKeyFiles,
+} from '../../../src/authority/keyFiles';
 import type { Policy, Unit } from '../../../src/engine/events';
 import { GuardClient, type GuardClientOptions } from '../../../src/client';
 import { start, testConfig } from '../pipeline';
@@ -24,6 +34,39 @@ export async function clientFor(c: Config, options: GuardClientOptions = {}): Pr
   return client;
 }
 
+/** The signers of a deployment (contract §4b), their key files and the processor's ring. */
+export interface TestKeys {
+  /** The orchestrator's key (SPILL: its in-band spill answers). */
+  orchestrator: NewKey;
+  /** An operator's (ACKNOWLEDGE). */
+  operator: NewKey;
+  /** A separate spill service's (SPILL). */
+  spillService: NewKey;
+  /** `<dir>/<name>.key` of each. */
+  keyFile(k: NewKey): string;
+  /** The ring file holding the three. */
+  ring: string;
+}
+
+/** Three keys as `compaction-guard keys new` writes them, and a ring of them, in a temp dir. */
+export function testKeys(): TestKeys {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cg-keys-'));
+  const orchestrator = newKey('orchestrator', ['SPILL']);
+  const operator = newKey('oncall', ['ACKNOWLEDGE']);
+  const spillService = newKey('spill-service', ['SPILL']);
+  const all = [orchestrator, operator, spillService];
+  for (const k of all) writeKeyFiles(dir, k);
+  const ring = path.join(dir, 'ring.json');
+  writeAtomically(ring, JSON.stringify({ keys: all.map((k) => k.entry) }), 0o644);
+  return {
+    orchestrator,
+    operator,
+    spillService,
+    keyFile: (k) => keyFilesOf(dir, k.key.name).keyFile,
+    ring,
+  };
+}
+
 export interface Stack {
   config: Config;
   running: Running;
@@ -31,6 +74,21 @@ export interface Stack {
   /** The processor's /sessions/{id} view. */
   view(sessionId: string): Promise<Record<string, unknown>>;
   stop(): Promise<void>;
+}
+
+/**
+ * A processor with the ring of `keys` (no unsigned event accepted, contract §4b) and a client
+ * that signs with the orchestrator's key.
+ */
+export function signedStack(
+  keys: TestKeys,
+  overrides: Partial<Config> = {},
+  options: GuardClientOptions = {},
+): Promise<Stack> {
+  return stack(
+    { trustedKeysFile: keys.ring, allowUnsigned: false, ...overrides },
+    { signingKey: keys.orchestrator.key, ...options },
+  );
 }
 
 export async function stack(

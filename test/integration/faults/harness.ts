@@ -13,7 +13,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Config } from '../../../src/config/config';
-import { ENV_NAMES } from '../../../src/config/config';
+import { ENV_NAMES, configEnv } from '../../../src/config/config';
 import type { ContextEvent } from '../../../src/engine/events';
 import type { AuditLineRecord } from '../../../src/audit/replay';
 import { deserializeState, serializeState } from '../../../src/engine/serialize';
@@ -123,7 +123,10 @@ export async function spawnProcessor(
     [ENV_NAMES.transactionTimeoutMs]: String(c.transactionTimeoutMs),
     [ENV_NAMES.httpHost]: httpHost,
     [ENV_NAMES.httpPort]: String(httpPort),
+    // A node's own address is not a loopback one: /sessions (unused here) would need a token.
+    ...(place ? { [ENV_NAMES.httpSessions]: 'false' } : {}),
     [ENV_NAMES.logLevel]: 'warn',
+    ...configEnv(c, ['allowUnsigned', 'trustedKeysFile']),
     ...extraEnv,
   };
   const fd = openSync(logFile, 'a');

@@ -268,7 +268,7 @@ describe('a session freed by the wall-clock sweep (docs/decisions.md 124)', () =
     const late = (id: string) =>
       new SessionBuilder(id, 9_000).turns(2).request('late', 'TURNS', 0, 0, 0).events;
     const back = plan(late('gone'), context(committed, 10, filter));
-    expect(back.overlay.get('gone')!.evidenceHead.TURNS).toBe(MAX_POSITION);
+    expect(back.overlay.get('gone')?.evidenceHead?.TURNS).toBe(MAX_POSITION);
     expect(verdicts(back)).toEqual([
       expect.objectContaining({ sessionId: 'gone', decision: 'REFUSE' }),
     ]);

@@ -239,7 +239,12 @@ export class Processor implements SessionDirectory {
         kafka,
         c,
         codec,
-        () => engineOptions({ graceMs: c.graceMs, idleMs: c.idleMs, trustedKeys: this.deps.trustedKeys?.() ?? null }),
+        () =>
+          engineOptions({
+            graceMs: c.graceMs,
+            idleMs: c.idleMs,
+            trustedKeys: this.deps.trustedKeys?.() ?? null,
+          }),
         log,
         this.observer,
         this.clock,

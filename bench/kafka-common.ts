@@ -22,7 +22,9 @@ import { provideServices, type Services } from '../src/services';
 import { DEFAULT_KAFKA_VERSION } from '../src/services/maven';
 import { killIfWeDie } from '../src/services/reaper';
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../src/time';
+
+export { sleep };
 
 /** Runs a benchmark's main: exit 0 when it resolves; print the error and exit 1 when it fails. */
 export function runMain(main: () => Promise<unknown>): void {

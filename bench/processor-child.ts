@@ -6,6 +6,7 @@
 import pino from 'pino';
 import type { Config } from '../src/config/config';
 import { startProcessor } from '../src/cli/run';
+import { sleep } from '../src/time';
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.CG_BENCH_CONFIG ?? '{}') as Config;
@@ -25,7 +26,7 @@ async function main(): Promise<void> {
     },
   };
   const running = await startProcessor(config, log, { observer });
-  while (readyAt === null) await new Promise((r) => setTimeout(r, 20));
+  while (readyAt === null) await sleep(20);
   process.stdout.write(`READY ${running.httpPort} ${readyAt}\n`);
   const stop = () => {
     void running.stop().finally(() => process.exit(0));

@@ -255,6 +255,25 @@ export function buildDashboard(): Dashboard {
       }),
     )
     .withPanel(
+      ts({
+        title: 'Refused at the session cap',
+        description:
+          'Per instance at CG_MAX_SESSIONS: new sessions refused and their events not stored, per second (their requests are refused UNKNOWN_SESSION).',
+        unit: 'ops',
+        bars: true,
+        queries: [
+          q(
+            `sum by (instance) (rate(${M}sessions_refused_at_capacity_total[${RATE}]))`,
+            'sessions {{instance}}',
+          ),
+          q(
+            `sum by (instance) (rate(${M}events_refused_at_capacity_total[${RATE}]))`,
+            'events {{instance}}',
+          ),
+        ],
+      }),
+    )
+    .withPanel(
       statPanel(id(), {
         title: 'Instances ready',
         description:

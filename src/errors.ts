@@ -48,6 +48,8 @@ export const ERROR_CODES = {
   PROCESSOR_UNREACHABLE: { retriable: true, exitCode: null, toolExitCode: 3 },
   /** Client library: a call that would send a wrong or meaningless event (nothing was sent). */
   GUARD_USAGE: { retriable: false, exitCode: null, toolExitCode: null },
+  /** Client library: a call on a client before `connect()` finished (nothing was sent). */
+  GUARD_NOT_CONNECTED: { retriable: false, exitCode: null, toolExitCode: null },
   /** Client library: a call on a session or client after `close()` (nothing was sent). */
   GUARD_CLOSED: { retriable: false, exitCode: null, toolExitCode: null },
   /** Client library: no verdict in time; asking again under the same requestId may get one. */
@@ -56,12 +58,25 @@ export const ERROR_CODES = {
   GUARD_SEND_FAILED: { retriable: false, exitCode: null, toolExitCode: null },
   /** Client library: a spill handle whose content does not match its sha256, or unreadable. */
   SPILL_INTEGRITY: { retriable: false, exitCode: null, toolExitCode: null },
+  /**
+   * Integrations (`onRefusal: 'throw'`): a summary was held back (refused, no verdict, or
+   * degenerate); the history is intact. Asking again unchanged gets the same answer.
+   */
+  COMPACTION_REFUSED: { retriable: false, exitCode: null, toolExitCode: null },
   /** Processor: a batch failed before its transaction began (nothing sent): the batch is retried. */
   BEFORE_TRANSACTION: { retriable: true, exitCode: null, toolExitCode: null },
   /** Processor: the broker fenced the partition's producer: the partition is resynchronised. */
   PRODUCER_FENCED: { retriable: false, exitCode: null, toolExitCode: null },
   /** Processor: a transaction failed after it began (committed or not is unknown): resync. */
   TRANSACTION_OUTCOME_UNKNOWN: { retriable: false, exitCode: null, toolExitCode: null },
+  /**
+   * Processor: the broker refused a record of a batch's transaction as too large
+   * (MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE). Sending it again cannot work: the transaction is
+   * aborted, the topic's record limit lowered below it, and the batch planned again, so the
+   * record that made it is dead-lettered (or its dead letter truncated) instead
+   * (src/kafka/recordLimits.ts).
+   */
+  RECORD_TOO_LARGE: { retriable: false, exitCode: null, toolExitCode: null },
 } as const satisfies Record<
   string,
   { retriable: boolean; exitCode: number | null; toolExitCode: 2 | 3 | null }

@@ -5,6 +5,7 @@
  * kafkajs' (`retry` of its client); this is for the loops around whole operations.
  */
 import { isRetriable } from './errors';
+import { sleep as realSleep } from './time';
 
 export interface Backoff {
   /** The pause after the first failed attempt. */
@@ -40,8 +41,6 @@ export interface RetryPolicy {
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
 }
-
-const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** The pause after failed attempt number `attempt` (1-based); `random` in [0, 1). */
 export function backoffDelay(

@@ -8,22 +8,23 @@
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline/promises';
 import { Command } from 'commander';
-import type { LossAcknowledged, Unit } from '../engine/events';
+import type { Unit } from '../engine/events';
 import { UNIT_SYMBOLS } from '../engine/events';
 import { type IntervalSet, fromSpans, intersect, toSpans } from '../engine/intervals';
 import type { AuditRecord } from '../engine/outputs';
-import { loadConfig, toolOptionHelp } from '../config/config';
-import { expiryFrom, signed } from '../authority/signing';
+import { type Config, loadConfig, toolOptionHelp } from '../config/config';
+import type { SigningKey } from '../authority/signing';
 import { type ConfiguredKey, configuredSigningKey } from '../authority/signingKeySource';
+import { GuardClient } from '../client/client';
 import type { EmbeddedState } from '../services/embedded';
-import { kafkaClient } from '../kafka/client';
-import { RegistryCodec } from '../registry/codec';
 import { OutputDecoder } from '../registry/outputDecoder';
+import { settledWithin } from '../time';
 import { addConnectionOptions, kafkaConnection, processorUrl, toolLogger } from './connection';
 import { type SessionView, fetchSessionView } from './sessionClient';
 import { formatLine, formatRange } from './tailFormat';
 import { readTopics } from './topicReader';
-import { UsageError, reportToolError } from './toolErrors';
+import { UsageError } from './toolErrors';
+import { TOOL_FAILURES, reportingFailures } from './failures';
 
 export interface AcknowledgeArgs {
   session: string;
@@ -178,90 +179,100 @@ export async function acknowledge(
     throw new UsageError('not confirmed; nothing was sent');
   // Read again after the prompt: the session may have moved on while the operator read the plan.
   const { lastEventAt } = await fetchSessionView(url, a.session, token);
-  const log = toolLogger(flags);
-  const kafka = kafkaClient(config.brokers, `${config.clientId}-acknowledge`, log, config);
-  const codec = RegistryCodec.fromConfig(config);
-  const now = Date.now();
-  const event: LossAcknowledged = signed(
-    {
-      type: 'LossAcknowledged',
-      sessionId: a.session,
-      seq: null,
-      eventId: randomUUID(),
-      occurredAt: now,
-      unit: a.unit,
-      range: { start: a.start, end: a.end },
-      by: a.by,
-      reason: a.reason,
-      signature: null,
-    },
-    key,
-    expiryFrom(now, lastEventAt),
-  );
-  const decoder = new OutputDecoder(codec.registry);
-  let answer: (r: AuditRecord) => void = () => undefined;
-  const answered = new Promise<AuditRecord>((resolve) => (answer = resolve));
-  // Reading starts at the audit topic's current end, before sending: the advisory cannot be missed.
-  const reader = await readTopics(kafka, [config.auditTopic], {
+  // The one way events are written (the client's producer): sends only, no verdict consumer.
+  const client = new GuardClient({
+    env: {}, // the settings are resolved already (flags, env vars, a running `npm start`)
+    config,
+    format: o.format,
+    logger: toolLogger(flags),
+    signingKey: key,
+    verdicts: false,
+  });
+  await client.connect();
+  try {
+    // Reading starts at the audit topic's current end, before sending: the advisory cannot be missed.
+    const audits = await watchOutOfBandAudits(client, config, a.session);
+    try {
+      const event = await client.outOfBand(
+        {
+          type: 'LossAcknowledged',
+          sessionId: a.session,
+          unit: a.unit,
+          range: { start: a.start, end: a.end },
+          by: a.by,
+          reason: a.reason,
+        },
+        randomUUID(),
+        { lastEventAt },
+      );
+      process.stderr.write(
+        `sent eventId ${event.eventId} to ${config.inputTopic}; waiting up to ${o.timeoutMs / 1000} s for the processor's answer on ${config.auditTopic}\n`,
+      );
+      const record = await settledWithin(audits.of(event.occurredAt), o.timeoutMs, null);
+      process.exitCode = reportAdvisory(record, key, config, o.timeoutMs);
+    } finally {
+      await audits.stop();
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * The session's out-of-band audit records from the audit topic's current end on. The outputs of
+ * an out-of-band event carry inputSeq null and its occurredAt (contract §6): `of(occurredAt)` is
+ * the advisory of the event sent with it, read before or after the send returned.
+ */
+async function watchOutOfBandAudits(
+  client: GuardClient,
+  config: Config,
+  session: string,
+): Promise<{ of: (occurredAt: number) => Promise<AuditRecord>; stop: () => Promise<void> }> {
+  const decoder = new OutputDecoder(client.registryCodec.registry);
+  const seen: AuditRecord[] = [];
+  const waiting = new Map<number, (r: AuditRecord) => void>();
+  const reader = await readTopics(client.kafkaClient, [config.auditTopic], {
     fromBeginning: false,
     follow: true,
     groupPrefix: `${config.clientId}-acknowledge`,
     onMessage: async (_topic, _partition, m) => {
-      if (m.key?.toString('utf8') !== a.session || m.value === null) return;
+      if (m.key?.toString('utf8') !== session || m.value === null) return;
       const r = await decoder.decode('audit', m.value);
-      if (r.record !== 'audit') return;
-      // The outputs of an out-of-band event carry inputSeq null and its occurredAt (contract §6).
-      if (r.value.inputSeq === null && r.value.occurredAt === event.occurredAt) answer(r.value);
+      if (r.record !== 'audit' || r.value.inputSeq !== null) return;
+      seen.push(r.value);
+      waiting.get(r.value.occurredAt)?.(r.value);
     },
   });
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    if (o.format === 'avro') await codec.registerAll();
-    const producer = kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-    });
-    await producer.connect();
-    try {
-      await producer.send({
-        topic: config.inputTopic,
-        acks: -1,
-        messages: [
-          {
-            key: a.session,
-            value: o.format === 'avro' ? codec.encodeEvent(event) : JSON.stringify(event),
-          },
-        ],
-      });
-    } finally {
-      await producer.disconnect();
-    }
+  return {
+    of: (occurredAt) =>
+      new Promise<AuditRecord>((resolve) => {
+        const before = seen.find((r) => r.occurredAt === occurredAt);
+        if (before !== undefined) resolve(before);
+        else waiting.set(occurredAt, resolve);
+      }),
+    stop: () => reader.stop(),
+  };
+}
+
+/** The processor's answer as the operator reads it; the exit status (0: acknowledged). */
+function reportAdvisory(
+  record: AuditRecord | null,
+  key: SigningKey,
+  config: Config,
+  timeoutMs: number,
+): number {
+  if (record === null) {
     process.stderr.write(
-      `sent eventId ${event.eventId} to ${config.inputTopic}; waiting up to ${o.timeoutMs / 1000} s for the processor's answer on ${config.auditTopic}\n`,
+      `compaction-guard acknowledge: sent, but no LOSS_ACKNOWLEDGED advisory within ${timeoutMs / 1000} s: is the processor consuming ${config.inputTopic}? The event stays on the topic and is applied when it is read (do not send it again: a second one is a new acknowledgement)\n`,
     );
-    const timeout = new Promise<null>(
-      (resolve) => (timer = setTimeout(() => resolve(null), o.timeoutMs)),
-    );
-    const record = await Promise.race([answered, timeout]);
-    if (record === null) {
-      process.stderr.write(
-        `compaction-guard acknowledge: sent, but no LOSS_ACKNOWLEDGED advisory within ${o.timeoutMs / 1000} s: is the processor consuming ${config.inputTopic}? The event stays on the topic and is applied when it is read (do not send it again: a second one is a new acknowledgement)\n`,
-      );
-      process.exitCode = 1;
-      return;
-    }
-    process.stdout.write(formatLine({ record: 'audit', value: record }) + '\n');
-    if (record.code === 'UNAUTHORIZED_EVENT')
-      process.stderr.write(
-        `compaction-guard acknowledge: not applied: is key ${key.keyId} (${key.name}) in the processor's ring (CG_TRUSTED_KEYS_FILE) with role ACKNOWLEDGE, and this machine's clock right?\n`,
-      );
-    if (record.code !== 'LOSS_ACKNOWLEDGED') process.exitCode = 1;
-  } finally {
-    clearTimeout(timer);
-    await reader.stop();
-    codec.close();
+    return 1;
   }
+  process.stdout.write(formatLine({ record: 'audit', value: record }) + '\n');
+  if (record.code === 'UNAUTHORIZED_EVENT')
+    process.stderr.write(
+      `compaction-guard acknowledge: not applied: is key ${key.keyId} (${key.name}) in the processor's ring (CG_TRUSTED_KEYS_FILE) with role ACKNOWLEDGE, and this machine's clock right?\n`,
+    );
+  return record.code === 'LOSS_ACKNOWLEDGED' ? 0 : 1;
 }
 
 export function acknowledgeCommand(): Command {
@@ -296,7 +307,7 @@ export function acknowledgeCommand(): Command {
       '\nExit status: 0 acknowledged (advisory shown); 1 sent but not confirmed in time, or answered otherwise (UNAUTHORIZED_EVENT: the key is not trusted); 2 invalid input, no signing key, or not confirmed (nothing sent); 3 cannot connect.',
   );
   return cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
-    await reportToolError('acknowledge', async () => {
+    await reportingFailures('acknowledge', TOOL_FAILURES, async () => {
       const { session, unit, range, by, reason, yes, timeout, format, ...flags } = opts;
       const args = parseAcknowledgeArgs({ session, unit, range, by, reason });
       const seconds = Number(timeout);

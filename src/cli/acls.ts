@@ -6,7 +6,8 @@
 import { Command } from 'commander';
 import { loadConfig, optionHelp, TOPIC_KEYS } from '../config/config';
 import { type AclGrant, type AclOperation, aclsFor, ROLES, type Role } from '../kafka/acls';
-import { reportToolError, UsageError } from './toolErrors';
+import { UsageError } from './toolErrors';
+import { TOOL_FAILURES, reportingFailures } from './failures';
 
 /** The settings that name what the grants are on. */
 const NAME_KEYS = [...TOPIC_KEYS, 'groupId', 'clientId'] as const;
@@ -56,7 +57,7 @@ export function aclsCommand(): Command {
       '\nUse the same CG_* names as the component the principal runs. Exit status: 0 printed; 2 invalid options.',
     )
     .action((opts: Record<string, string | undefined>) =>
-      reportToolError('acls', async () => {
+      reportingFailures('acls', TOOL_FAILURES, async () => {
         const role = opts.role as Role;
         if (!ROLES.includes(role))
           throw new UsageError(

@@ -1,13 +1,15 @@
 /**
  * How the on-call commands (`tail`, `inspect`, `acknowledge`) find the cluster and the
  * processor: the same settings as `run` (env vars, flags win), and with no KAFKA_BROKERS the
- * state file a running `npm start` wrote (src/services/embedded.ts).
+ * state file a running `npm start` wrote (resolved as the client resolves it,
+ * src/client/connection.ts).
  */
 import type { Command } from 'commander';
 import pino, { type Logger } from 'pino';
 import { type Config, ENV_NAMES, ConfigError, loadConfig, optionHelp } from '../config/config';
 import { REDACT_PATHS, REDACTED } from '../config/redact';
-import { type EmbeddedState, noEmbeddedMessage, readEmbeddedState } from '../services/embedded';
+import { type ResolvedConnection, connectionOf } from '../client/connection';
+import { readEmbeddedState } from '../services/embedded';
 
 /** The settings of `run` that say where Kafka, the registry and the processor are, and how to log in. */
 const CONNECTION_KEYS: readonly (keyof Config)[] = [
@@ -49,32 +51,13 @@ export function addConnectionOptions(cmd: Command): Command {
   return cmd;
 }
 
-export interface Connection {
-  config: Config;
-  /** Set when the brokers came from a running `npm start`. */
-  embedded: EmbeddedState | null;
-}
-
 /** Kafka settings; with no brokers, those of the running embedded processor, else a clear error. */
 export function kafkaConnection(
   command: string,
   flags: Record<string, string | undefined>,
   env: NodeJS.ProcessEnv = process.env,
-): Connection {
-  const config = loadConfig(env, flags);
-  if (config.brokers.length > 0) {
-    if (config.registryUrl === null)
-      throw new ConfigError(
-        'SCHEMA_REGISTRY_URL (--registry-url): required with KAFKA_BROKERS (the topics are Avro)',
-      );
-    return { config, embedded: null };
-  }
-  const embedded = readEmbeddedState(env);
-  if (embedded === null) throw new ConfigError(noEmbeddedMessage(command, env));
-  return {
-    config: { ...config, brokers: embedded.brokers, registryUrl: embedded.registryUrl },
-    embedded,
-  };
+): ResolvedConnection {
+  return connectionOf(env, { command, flags });
 }
 
 /**

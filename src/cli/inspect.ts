@@ -9,7 +9,7 @@ import { addConnectionOptions, processorUrl } from './connection';
 import { printable } from './printable';
 import { type SessionView, fetchSessionView } from './sessionClient';
 import { formatRange } from './tailFormat';
-import { reportToolError } from './toolErrors';
+import { TOOL_FAILURES, reportingFailures } from './failures';
 
 type Spans = readonly { unit: string; start: number; end: number }[];
 
@@ -110,7 +110,7 @@ export function inspectCommand(): Command {
     '\nExit status: 0 shown; 2 unknown session or invalid arguments; 3 processor unreachable.',
   );
   return cmd.action(async (session: string, opts: Record<string, string | boolean | undefined>) => {
-    await reportToolError('inspect', async () => {
+    await reportingFailures('inspect', TOOL_FAILURES, async () => {
       const { json, ...rest } = opts;
       const flags = rest as Record<string, string | undefined>;
       const url = processorUrl(flags);

@@ -18,7 +18,7 @@ import {
   ringConflict,
   writeKeyFiles,
 } from '../authority/keyFiles';
-import { reportToolError } from './toolErrors';
+import { TOOL_FAILURES, reportingFailures } from './failures';
 
 export interface KeysNewOptions {
   name?: string;
@@ -104,7 +104,7 @@ export function keysCommand(): Command {
         '\nExit status: 0 written; 2 invalid options, a file that exists, or a conflict with the ring (nothing written).',
     )
     .action(async (o: KeysNewOptions) => {
-      await reportToolError('keys new', async () =>
+      await reportingFailures('keys new', TOOL_FAILURES, async () =>
         keysNew(o, (l) => process.stdout.write(l + '\n')),
       );
     });

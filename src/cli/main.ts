@@ -1,14 +1,20 @@
 /** The `compaction-guard` command line. */
 import { Command } from 'commander';
-import { InputError, openInputs, runAudit } from './audit';
+import { openInputs, runAudit } from './audit';
 import { ENGINE_VERSION } from '../engine/version';
-import { ConfigError, DEFAULTS, ENV_NAMES, optionHelp, toolOptionHelp } from '../config/config';
+import { DEFAULTS, ENV_NAMES, optionHelp, toolOptionHelp } from '../config/config';
 import { loadKeyRing } from '../authority/ring';
 import { Replay, SessionsInPlace } from '../audit/replay';
 import { engineOptions } from '../engine/fleet';
 import { runCommand } from './run';
-import { ERROR_CODES, exitCodeHelp } from '../errors';
-import { reportStartupFailure } from './failures';
+import { exitCodeHelp } from '../errors';
+import {
+  RUN_FAILURES,
+  SIMULATE_FAILURES,
+  TOOL_FAILURES,
+  reportFailure,
+  reportingFailures,
+} from './failures';
 import { simulate } from './simulate';
 import { tailCommand } from './tail';
 import { inspectCommand } from './inspect';
@@ -44,7 +50,7 @@ export function buildProgram(): Command {
         '\nExit status: 0 when the files were read (refusals are results, not errors); 2 when one cannot be opened or read, or the ring does not read (checked before any input is read).',
     )
     .action(async (files: string[], opts: { json?: boolean; trustedKeys?: string }) => {
-      try {
+      await reportingFailures('audit', TOOL_FAILURES, async () => {
         // The ring first: a ring that does not read stops it before any input is read.
         const trustedKeys = opts.trustedKeys === undefined ? null : loadKeyRing(opts.trustedKeys);
         const inputs = await openInputs(files, process.stdin);
@@ -54,11 +60,7 @@ export function buildProgram(): Command {
           { json: opts.json === true },
           new Replay(new SessionsInPlace(engineOptions({ trustedKeys }))),
         );
-      } catch (e) {
-        if (!(e instanceof InputError) && !(e instanceof ConfigError)) throw e;
-        process.stderr.write(`compaction-guard audit: ${e.message}\n`);
-        process.exitCode = ERROR_CODES[e.code].toolExitCode;
-      }
+      });
     });
   const run = program
     .command('run')
@@ -83,7 +85,9 @@ export function buildProgram(): Command {
     } catch (e) {
       const level = opts.logLevel ?? process.env[ENV_NAMES.logLevel] ?? '';
       const debug = level === 'debug' || level === 'trace';
-      process.exitCode = reportStartupFailure('run', e, debug, (s) => process.stderr.write(s));
+      process.exitCode = reportFailure('run', e, RUN_FAILURES, debug, (s) =>
+        process.stderr.write(s),
+      );
       // Whatever start-up left (a kafkajs retry timer, a socket) must not keep the process up.
       process.exit();
     }
@@ -126,9 +130,13 @@ export function buildProgram(): Command {
       '--replay',
       "stamp occurredAt from the model's clock (2026-01-01, 1 ms per event) instead of the wall clock at send time",
     )
-    .addHelpText('after', '\nExit status: 0 done or stopped by SIGINT/SIGTERM; 2 invalid options.')
+    .addHelpText(
+      'after',
+      '\nA failure prints one line naming its code.' +
+        '\nExit status: 0 done or stopped by SIGINT/SIGTERM; 2 invalid options or configuration (the input topic missing included); 3 cannot connect or authenticate.',
+    )
     .action(async (opts: Record<string, string | boolean | undefined>) => {
-      try {
+      await reportingFailures('simulate', SIMULATE_FAILURES, async () => {
         await simulate(
           {
             brokers: opts.brokers as string | undefined,
@@ -138,11 +146,7 @@ export function buildProgram(): Command {
           },
           parseSimulateOptions(opts),
         );
-      } catch (e) {
-        process.exitCode = reportStartupFailure('simulate', e, false, (s) =>
-          process.stderr.write(s),
-        );
-      }
+      });
     });
   // On-call commands (prometheus/RUNBOOK.md), each in its own file.
   program.addCommand(tailCommand()).addCommand(inspectCommand()).addCommand(acknowledgeCommand());

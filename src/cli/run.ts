@@ -96,7 +96,11 @@ export async function startProcessor(
   const registry = new Registry();
   const recent = new RecentVerdicts();
   let processor: Processor | null = null;
-  const metrics = new Metrics(registry, () => processor?.sessionCount() ?? 0);
+  const metrics = new Metrics(
+    registry,
+    () => processor?.sessionCount() ?? 0,
+    () => processor?.refusedFilterFill() ?? 0,
+  );
   keyRing.observe(metrics);
   processor = new Processor({
     kafka,
@@ -136,7 +140,10 @@ export async function startProcessor(
     await processor.start();
   } catch (e) {
     // Leave nothing behind: the consumer, the HTTP port and the embedded JVMs.
-    await processor.stop().catch(() => undefined);
+    // The start-up failure is what is reported; a failing stop is worth a line, not the exit.
+    await processor
+      .stop()
+      .catch((err: unknown) => log.warn({ err }, 'stopping after the failed start did not finish'));
     await new Promise<void>((resolve) => server.close(() => resolve()));
     codec.close();
     await services?.stop();

@@ -1,17 +1,21 @@
 /** `compaction-guard simulate`: a deterministic fleet of orchestrators producing to the input topic. */
-import { type Kafka, type Message, Partitioners } from 'kafkajs';
-import { ConfigError, loadConfig } from '../config/config';
+import type { Kafka, Message } from 'kafkajs';
+import { ConfigError } from '../config/config';
 import type { ContextEvent } from '../engine/events';
-import { type EmbeddedState, noEmbeddedMessage, readEmbeddedState } from '../services/embedded';
 import { isSignable } from '../engine/authority';
 import { type SigningKey, expiryFrom, signed } from '../authority/signing';
 import { configuredSigningKey } from '../authority/signingKeySource';
+import { connectionOf } from '../client/connection';
+import { inputProducer } from '../client/inputProducer';
 import { createLogger } from '../config/redact';
 import { checkedSend } from '../kafka/checkedSend';
-import { kafkaClient } from '../kafka/client';
+import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
+import type { Logger } from 'pino';
 import { partitionCount } from '../kafka/topics';
 import { RegistryCodec } from '../registry/codec';
+import { registerSchemas } from '../registry/register';
 import { DEFAULT_START_TIME, generateFleet } from '../sim';
+import { sleep } from '../time';
 
 export interface SimulateOptions {
   sessions: number;
@@ -29,8 +33,6 @@ export interface SimulateOptions {
    */
   replay: boolean;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * A simulated orchestrator's spill answers signed as a real one's are (contract §4b): valid for
@@ -71,46 +73,49 @@ export async function simulate(
   flags: Record<string, string | undefined>,
   o: SimulateOptions,
 ): Promise<number> {
-  let config = loadConfig(process.env, flags);
+  // No brokers given: those of a running `npm start`. A registry is needed for Avro only.
+  const { config, embedded } = connectionOf(process.env, {
+    command: 'simulate',
+    flags,
+    registry: 'optional',
+  });
   const log = createLogger(config.logLevel, undefined, config.logFormat);
-  let embedded: EmbeddedState | null = null;
-  if (config.brokers.length === 0) {
-    // No brokers given: those of a running `npm start` (src/services/embedded.ts).
-    embedded = readEmbeddedState();
-    if (embedded === null) throw new ConfigError(noEmbeddedMessage('simulate'));
-    config = {
-      ...config,
-      brokers: embedded.brokers,
-      registryUrl: config.registryUrl ?? embedded.registryUrl,
-    };
-  }
   const signWith = configuredSigningKey(process.env, flags, embedded)?.key ?? null;
   if (signWith === null)
     log.warn(
       'no signing key (--key, CG_SIGNING_KEY_FILE): the simulated SpillCompleted and SpillFailed go unsigned, ' +
         'and a processor with a trusted key ring answers them UNAUTHORIZED_EVENT',
     );
-  const kafka = kafkaClient(config.brokers, `${config.clientId}-simulator`, log, config);
   if (o.format === 'avro' && config.registryUrl === null)
     throw new ConfigError('simulate --format avro needs SCHEMA_REGISTRY_URL (--registry-url)');
+  const clientId = `${config.clientId}-simulator`;
+  // As `run`: no broker, wrong credentials or an untrusted certificate are one line within
+  // seconds (KAFKA_UNREACHABLE, exit 3), not a minute of kafkajs retries and a stack.
+  await checkKafkaSecurity(config.brokers, clientId, log, config);
+  const kafka = kafkaClient(config.brokers, clientId, log, config);
   const codec = o.format === 'avro' ? RegistryCodec.fromConfig(config) : null;
-  await codec?.registerAll();
+  try {
+    if (codec !== null) await registerSchemas(codec, config.registryUrl);
+    return await produceFleet(kafka, codec, config.inputTopic, signWith, o, log);
+  } finally {
+    codec?.close();
+  }
+}
+
+/** The fleet's events to `topic`, paced to `o.rate`, until done or SIGINT/SIGTERM: how many. */
+async function produceFleet(
+  kafka: Kafka,
+  codec: RegistryCodec | null,
+  topic: string,
+  signWith: SigningKey | null,
+  o: SimulateOptions,
+  log: Logger,
+): Promise<number> {
   // Every event is pinned to its partition and each send checked (src/kafka/checkedSend.ts):
   // kafkajs' retry after a leader move can leave a partition unsent and still resolve
   // (kafkajs#1303), a lost event the processor would see as a seq gap.
-  const partitionCounts = new Map([
-    [config.inputTopic, await inputPartitions(kafka, config.inputTopic)],
-  ]);
-  const producer = kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    allowAutoTopicCreation: false,
-    // The partitioner kafkajs uses anyway (Java-compatible murmur2), named so that kafkajs does
-    // not warn about its v2 change; and an idempotent producer's unlimited retries (kafkajs
-    // warns that fewer may invalidate exactly-once delivery).
-    createPartitioner: Partitioners.DefaultPartitioner,
-    retry: { retries: Number.MAX_SAFE_INTEGER },
-  });
+  const partitionCounts = new Map([[topic, await inputPartitions(kafka, topic)]]);
+  const producer = inputProducer(kafka);
   await producer.connect();
   const fleet = generateFleet({
     sessions: o.sessions,
@@ -140,7 +145,7 @@ export async function simulate(
         });
       }
       if (messages.length === 0) break;
-      await checkedSend(producer, [{ topic: config.inputTopic, messages }], {
+      await checkedSend(producer, [{ topic, messages }], {
         partitionCounts,
         log,
       });
@@ -156,7 +161,7 @@ export async function simulate(
     {
       sent,
       seconds: (Date.now() - started) / 1000,
-      topic: config.inputTopic,
+      topic,
       sessionPrefix: o.sessionPrefix,
     },
     'simulation done',

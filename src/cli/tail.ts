@@ -12,7 +12,7 @@ import { type OutputKind, OutputDecoder } from '../registry/outputDecoder';
 import { addConnectionOptions, kafkaConnection, toolLogger } from './connection';
 import { readTopics } from './topicReader';
 import { type TailRecord, formatLine, jsonRecord, sessionOf } from './tailFormat';
-import { reportToolError } from './toolErrors';
+import { TOOL_FAILURES, reportingFailures } from './failures';
 
 export const STREAMS = ['verdicts', 'spill-requests', 'audit', 'dlq', 'all'] as const;
 export type Stream = (typeof STREAMS)[number];
@@ -130,7 +130,7 @@ export function tailCommand(): Command {
       '\nExit status: 0 done or interrupted; 2 invalid arguments or configuration; 3 cannot connect or authenticate.',
   );
   return cmd.action(async (stream: string, opts: Record<string, string | boolean | undefined>) => {
-    await reportToolError('tail', async () => {
+    await reportingFailures('tail', TOOL_FAILURES, async () => {
       if (!(STREAMS as readonly string[]).includes(stream))
         throw new ConfigError(
           `stream: expected one of ${STREAMS.join(', ')}, got ${JSON.stringify(stream)}`,

@@ -1,7 +1,7 @@
 /**
- * Exit statuses and messages of the on-call commands: a sentence, never a stack trace, for what
- * a person can fix. The status is the code's `toolExitCode` (src/errors.ts): 2 the input or
- * configuration is wrong, 3 cannot connect or authenticate.
+ * The on-call commands' errors and exit statuses: the status is the code's `toolExitCode`
+ * (src/errors.ts): 2 the input or configuration is wrong, 3 cannot connect or authenticate.
+ * How a failure is reported: src/cli/failures.ts.
  */
 import { ERROR_CODES, OperationalError, errorClass, errorCode } from '../errors';
 
@@ -21,19 +21,4 @@ export function toolExitCode(e: unknown): 2 | 3 | null {
   const status = code === null ? null : ERROR_CODES[code].toolExitCode;
   if (status !== null) return status;
   return KAFKA_CONNECTION_FAILURE.test(`${(e as Error).name} ${(e as Error).message}`) ? 3 : null;
-}
-
-export async function reportToolError(command: string, f: () => Promise<void>): Promise<void> {
-  try {
-    await f();
-  } catch (e) {
-    const status = toolExitCode(e);
-    if (status === null) throw e;
-    const message = (e as Error).message;
-    const prefix = message.startsWith(`compaction-guard ${command}:`)
-      ? ''
-      : `compaction-guard ${command}: `;
-    process.stderr.write(`${prefix}${message}\n`);
-    process.exitCode = status;
-  }
 }

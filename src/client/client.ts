@@ -1,40 +1,35 @@
 /**
  * GuardClient: the orchestrator's connection to compaction-guard. One idempotent producer for
  * the events of all its sessions (key = sessionId, contract §3) and one shared read_committed
- * consumer of the verdicts (contract §8). Lifecycle: `connect()`, then sessions, then `close()`.
+ * consumer of the verdicts (contract §8). Lifecycle (lifecycle.ts): `connect()`, then sessions,
+ * then `close()`; a failed `connect()` closes what it opened and throws a coded error.
  */
-import { type Kafka, Partitioners, type Producer } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import pino, { type Logger } from 'pino';
-import type { Config } from '../config/config';
 import { randomUUID } from 'node:crypto';
-import type {
-  ContextEvent,
-  LossAcknowledged,
-  Signature,
-  SpillCompleted,
-  SpillFailed,
-} from '../engine/events';
+import type { Config } from '../config/config';
+import type { ContextEvent } from '../engine/events';
 import { decodeEventJson } from '../schema/decodeEvent';
 import type { Verdict } from '../engine/outputs';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import { clientInputPartitions } from '../kafka/topics';
 import { RegistryCodec } from '../registry/codec';
+import { OperationalError, StartupError } from '../errors';
 import { connectionOf } from './connection';
 import { isSignable, type SignableEvent } from '../engine/authority';
 import { type SigningKey, expiryFrom, signed } from '../authority/signing';
 import { configuredSigningKey } from '../authority/signingKeySource';
-import { GuardClosedError, GuardUsageError } from './errors';
+import { GuardUsageError } from './errors';
+import { OUT_OF_BAND_TYPES, type OutOfBandEvent, outOfBand } from './events';
+import { inputProducer } from './inputProducer';
+import { ClientLifecycle, type ClientState } from './lifecycle';
+import { OpenResources } from './resources';
 import { OrderedSender } from './sender';
 import { GuardedSession, type SessionOptions, type SessionSnapshot } from './session';
 import { VerdictListener } from './verdicts';
 
 export type EventFormat = 'avro' | 'json';
-
-type Body<E> = Omit<E, 'seq' | 'eventId' | 'occurredAt' | 'signature'> & {
-  signature?: Signature | null;
-};
-/** What an out-of-band sender gives: the event without seq, eventId and occurredAt. */
-export type OutOfBandEvent = Body<SpillCompleted> | Body<SpillFailed> | Body<LossAcknowledged>;
+export type { OutOfBandEvent };
 
 export interface OutOfBandOptions {
   /** Sign with this key instead of the client's (a spill service's own); null: unsigned. */
@@ -42,7 +37,6 @@ export interface OutOfBandOptions {
   /** The session's lastEventAt, when known (e.g. a spill request's requestedAt). */
   lastEventAt?: number | null;
 }
-const OUT_OF_BAND: readonly string[] = ['SpillCompleted', 'SpillFailed', 'LossAcknowledged'];
 
 export interface GuardClientOptions {
   /** Environment read as `compaction-guard run` reads it (KAFKA_BROKERS, CG_*); default process.env. */
@@ -62,23 +56,36 @@ export interface GuardClientOptions {
    * else none (the three go unsigned). `null`: never sign.
    */
   signingKey?: SigningKey | null;
+  /**
+   * false: a client that only sends out of band (an operator's tool, a spill service) starts no
+   * verdict consumer, and makes no sessions. Default true.
+   */
+  verdicts?: boolean;
 }
 
 export const DEFAULT_VERDICT_TIMEOUT_MS = 30_000;
+
+/** What an open client holds. */
+interface Connected {
+  config: Config;
+  kafka: Kafka;
+  codec: RegistryCodec;
+  key: SigningKey | null;
+  sender: OrderedSender;
+  listener: VerdictListener | null;
+  resources: OpenResources;
+}
 
 export class GuardClient {
   readonly format: EventFormat;
   readonly verdictTimeoutMs: number;
   private readonly options: GuardClientOptions;
   private readonly log: Logger;
-  private state: 'new' | 'connecting' | 'open' | 'closed' = 'new';
-  private resolved: Config | null = null;
-  private kafka: Kafka | null = null;
-  private producer: Producer | null = null;
-  private codec: RegistryCodec | null = null;
-  private sender: OrderedSender | null = null;
-  private listener: VerdictListener | null = null;
-  private key: SigningKey | null = null;
+  private readonly lifecycle = new ClientLifecycle();
+  /** Set while `connect()` runs, settled either way: a `close()` meanwhile waits for it. */
+  private connecting: Promise<void> | null = null;
+  /** Set once open; kept after close (its settings stay readable). */
+  private connected: Connected | null = null;
 
   constructor(options: GuardClientOptions = {}) {
     this.options = options;
@@ -87,100 +94,39 @@ export class GuardClient {
     this.log = options.logger ?? pino({ level: 'warn' });
   }
 
-  /** The settings in use (after connect). */
-  get config(): Config {
-    if (this.resolved === null) throw new GuardClosedError('GuardClient: call connect() first');
-    return this.resolved;
+  /** Where the client is in its life: new, connecting, open, closing or closed. */
+  get state(): ClientState {
+    return this.lifecycle.state;
   }
 
-  /** Connects the producer, registers the schemas, and starts the verdict consumer. */
+  /** The settings in use (once connected). */
+  get config(): Config {
+    return (this.connected ?? this.requireConnected('config')).config;
+  }
+
+  /**
+   * Connects the producer, registers the schemas, and starts the verdict consumer. A step that
+   * fails closes what the steps before it opened (the client ends closed) and throws: a
+   * ConfigError for the settings, a StartupError with its code (KAFKA_UNREACHABLE,
+   * KAFKA_AUTHENTICATION_FAILED, KAFKA_TLS_FAILED, REGISTRY_UNREACHABLE, REGISTRY_AUTH_FAILED)
+   * for a service that cannot be reached or refuses.
+   */
   async connect(): Promise<void> {
-    if (this.state !== 'new')
-      throw new GuardClosedError(`GuardClient.connect: the client is ${this.state}`);
-    this.state = 'connecting';
-    const env = this.options.env ?? process.env;
-    const { config, embedded } = connectionOf(env, this.options.config);
-    this.resolved = config;
+    this.lifecycle.requireNew();
+    this.lifecycle.to('connecting');
+    const connecting = this.connectOrClose();
+    // Settles once the client is open or closed again, not before: a close() waits for that.
+    this.connecting = settled(connecting);
     try {
-      this.key =
-        this.options.signingKey !== undefined
-          ? this.options.signingKey
-          : (configuredSigningKey(env, {}, embedded)?.key ?? null);
-    } catch (e) {
-      this.state = 'closed';
-      throw e;
-    }
-    const kafka = kafkaClient(config.brokers, `${config.clientId}-client`, this.log, config);
-    this.kafka = kafka;
-    // As `run`: no broker, wrong credentials or an untrusted certificate fail within seconds,
-    // with one message naming the setting (a StartupError, as `run` reports it).
-    try {
-      await checkKafkaSecurity(config.brokers, `${config.clientId}-client`, this.log, config);
-    } catch (e) {
-      this.state = 'closed';
-      throw e;
-    }
-    // A few quick retries, not kafkajs' ~1 minute: nobody there is a clear error now.
-    const admin = kafkaClient(
-      config.brokers,
-      `${config.clientId}-client`,
-      this.log,
-      config,
-      2,
-    ).admin();
-    try {
-      await admin.connect();
-    } catch (e) {
-      this.state = 'closed';
-      throw new Error(
-        `cannot reach Kafka at ${config.brokers.join(',')} (KAFKA_BROKERS): ${(e as Error).message}`,
-        { cause: e },
-      );
-    }
-    let inputPartitions: number;
-    try {
-      // The processor creates the same topics the same way when it starts (whichever comes first).
-      // The input's partition count pins every event to its partition (src/kafka/checkedSend.ts).
-      inputPartitions = await clientInputPartitions(admin, config);
+      await connecting;
     } finally {
-      await admin.disconnect();
+      this.connecting = null;
     }
-    this.codec = RegistryCodec.fromConfig(config);
-    try {
-      await this.codec.registerAll();
-    } catch (e) {
-      this.state = 'closed';
-      this.codec.close();
-      throw new Error(
-        `schema registry at ${config.registryUrl} (SCHEMA_REGISTRY_URL): ${(e as Error).message}`,
-        { cause: e },
-      );
-    }
-    // kafkajs' own setting for idempotence: retry until the broker takes the batch (a bounded
-    // count could drop it and break the session's sequence); verdict waits have their timeout.
-    this.producer = kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      // Java's murmur2 on the key, as other Kafka clients: one session, one partition, whoever sends.
-      createPartitioner: Partitioners.DefaultPartitioner,
-      retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 5_000 },
-    });
-    await this.producer.connect();
-    this.sender = new OrderedSender(this.producer, config.inputTopic, inputPartitions, this.log);
-    this.listener = new VerdictListener(
-      kafka,
-      this.codec,
-      config.verdictTopic,
-      `${config.clientId}-verdicts`,
-      this.log,
-    );
-    await this.listener.start();
-    this.state = 'open';
   }
 
   /** A new session; call `open(policy)` on it first. */
   session(sessionId: string, options: SessionOptions = {}): GuardedSession {
-    this.requireOpen('session');
+    this.requireSessions('session');
     return new GuardedSession(this, sessionId, null, options);
   }
 
@@ -190,35 +136,47 @@ export class GuardClient {
    * redelivery is ignored, a lost one is applied), then the session continues at its next seq.
    */
   async resume(snapshot: SessionSnapshot, options: SessionOptions = {}): Promise<GuardedSession> {
-    this.requireOpen('resume');
+    this.requireSessions('resume');
     const session = new GuardedSession(this, snapshot.sessionId, snapshot, options);
     await session.resendPending();
     return session;
   }
 
-  /** Waits for what was sent, stops the consumer and the producer. Idempotent. */
+  /**
+   * Waits for what was sent, stops the consumer and the producer. Idempotent; during a
+   * `connect()`, waits for it first.
+   */
   async close(): Promise<void> {
-    if (this.state === 'closed') return;
-    this.state = 'closed';
-    await this.sender?.flushed();
-    await this.listener?.stop();
-    await this.producer?.disconnect();
-    this.codec?.close();
+    if (this.connecting !== null) await this.connecting;
+    switch (this.lifecycle.state) {
+      case 'new':
+        this.lifecycle.to('closed');
+        return;
+      case 'open': {
+        this.lifecycle.to('closing');
+        const failures = await this.connected!.resources.closeAll(this.log);
+        this.lifecycle.to('closed');
+        if (failures.length > 0) throw failures[0];
+        return;
+      }
+      default:
+        return; // closing (another close() runs) or closed already
+    }
   }
 
   /** @internal Sends one event (key = sessionId); resolves when the broker acknowledged it. */
   send(event: ContextEvent): Promise<void> {
-    this.requireOpen('send');
+    const { codec, sender } = this.requireConnected('send');
     const value =
       this.format === 'avro'
-        ? this.codec!.encodeEvent(event)
+        ? codec.encodeEvent(event)
         : Buffer.from(JSON.stringify(event), 'utf8');
-    return this.sender!.send({ key: event.sessionId, value });
+    return sender.send({ key: event.sessionId, value });
   }
 
   /** The key this client signs with (null: none). */
   get signingKey(): SigningKey | null {
-    return this.key;
+    return this.connected?.key ?? null;
   }
 
   /**
@@ -227,28 +185,23 @@ export class GuardClient {
    * services. `eventId`: give the same one when repeating an answer (a redelivery is ignored).
    * Signed (contract §4b) by `options.signingKey` (default: the client's), unless the event
    * carries a signature already; `options.lastEventAt` (the session's, when known) is where the
-   * validity starts if it is later than this clock.
+   * validity starts if it is later than this clock. Resolves with the event as sent, once the
+   * broker acknowledged it.
    */
   async outOfBand(
     event: OutOfBandEvent,
     eventId: string = randomUUID(),
     options: OutOfBandOptions = {},
-  ): Promise<void> {
-    this.requireOpen('outOfBand');
-    if (!OUT_OF_BAND.includes(event.type))
+  ): Promise<SignableEvent> {
+    this.requireConnected('outOfBand');
+    if (!(OUT_OF_BAND_TYPES as readonly string[]).includes(event.type))
       throw new GuardUsageError(
         'type',
-        `expected one of ${OUT_OF_BAND.join(', ')}, got ${JSON.stringify(event.type)}`,
+        `expected one of ${OUT_OF_BAND_TYPES.join(', ')}, got ${JSON.stringify(event.type)}`,
       );
     const now = Date.now();
-    const unsigned = {
-      ...event,
-      seq: null,
-      eventId,
-      occurredAt: now,
-      signature: event.signature ?? null,
-    } as SignableEvent;
-    const key = options.signingKey !== undefined ? options.signingKey : this.key;
+    const unsigned = outOfBand(event, { eventId, occurredAt: now });
+    const key = options.signingKey !== undefined ? options.signingKey : this.signingKey;
     const full =
       unsigned.signature === null && key !== null
         ? signed(unsigned, key, expiryFrom(now, options.lastEventAt ?? null))
@@ -257,6 +210,7 @@ export class GuardClient {
     if (!checked.ok)
       throw new GuardUsageError(checked.error.field ?? event.type, checked.error.message);
     await this.send(full);
+    return full;
   }
 
   /**
@@ -264,42 +218,157 @@ export class GuardClient {
    * three (contract §4b); `lastEventAt`: the latest occurredAt the session has sent.
    */
   signedInBand(event: ContextEvent, lastEventAt: number | null): ContextEvent {
-    if (this.key === null || !isSignable(event)) return event;
-    return signed(event, this.key, expiryFrom(event.occurredAt, lastEventAt));
+    const key = this.signingKey;
+    if (key === null || !isSignable(event)) return event;
+    return signed(event, key, expiryFrom(event.occurredAt, lastEventAt));
   }
 
   /** @internal */
   get kafkaClient(): Kafka {
-    this.requireOpen('kafkaClient');
-    return this.kafka!;
+    return this.requireConnected('kafkaClient').kafka;
   }
 
   /** @internal */
   get registryCodec(): RegistryCodec {
-    this.requireOpen('registryCodec');
-    return this.codec!;
+    return this.requireConnected('registryCodec').codec;
   }
 
   /** @internal Registers interest in a verdict before its request is sent. */
   expectVerdict(sessionId: string, requestId: string, seqs: readonly number[]): Promise<Verdict> {
-    this.requireOpen('expectVerdict');
-    return this.listener!.expect(sessionId, requestId, seqs);
+    return this.requireSessions('expectVerdict').expect(sessionId, requestId, seqs);
   }
 
   /** @internal */
   forgetVerdict(sessionId: string, requestId: string): void {
-    this.listener?.forget(sessionId, requestId);
+    this.connected?.listener?.forget(sessionId, requestId);
   }
 
   /** Requests waiting for a verdict now (for metrics and tests). */
   get waiting(): number {
-    return this.listener?.waiting ?? 0;
+    return this.connected?.listener?.waiting ?? 0;
   }
 
-  private requireOpen(what: string): void {
-    if (this.state !== 'open')
-      throw new GuardClosedError(
-        `GuardClient.${what}: the client is ${this.state === 'closed' ? 'closed' : 'not connected (call connect() first)'}`,
+  private requireConnected(what: string): Connected {
+    this.lifecycle.requireOpen(what);
+    return this.connected!;
+  }
+
+  /** The verdict consumer, for what needs one (sessions). */
+  private requireSessions(what: string): VerdictListener {
+    const { listener } = this.requireConnected(what);
+    if (listener === null)
+      throw new GuardUsageError(
+        what,
+        'this client was made with `verdicts: false` (out of band only): it has no sessions',
       );
+    return listener;
+  }
+
+  /** `connect()`'s steps: open when they all succeed, else closed with nothing left open. */
+  private async connectOrClose(): Promise<void> {
+    const resources = new OpenResources();
+    try {
+      this.connected = await this.open(resources);
+      this.lifecycle.to('open');
+    } catch (e) {
+      await resources.closeAll(this.log);
+      this.lifecycle.to('closed');
+      throw e;
+    }
+  }
+
+  /** The steps of `connect()`; each thing opened is added to `resources` as soon as it is. */
+  private async open(resources: OpenResources): Promise<Connected> {
+    const env = this.options.env ?? process.env;
+    const { config, embedded } = connectionOf(env, { overrides: this.options.config ?? {} });
+    const key =
+      this.options.signingKey !== undefined
+        ? this.options.signingKey
+        : (configuredSigningKey(env, {}, embedded)?.key ?? null);
+    const clientId = `${config.clientId}-client`;
+    // As `run`: no broker, wrong credentials or an untrusted certificate fail within seconds,
+    // with one message naming the setting (a StartupError, as `run` reports it).
+    await checkKafkaSecurity(config.brokers, clientId, this.log, config);
+    const inputPartitions = await this.inputPartitions(config);
+    const codec = RegistryCodec.fromConfig(config);
+    resources.add('schema registry client', () => codec.close());
+    await registered(codec, config);
+    const kafka = kafkaClient(config.brokers, clientId, this.log, config);
+    const producer = inputProducer(kafka);
+    resources.add('producer', () => producer.disconnect());
+    await reachable(config, () => producer.connect());
+    let listener: VerdictListener | null = null;
+    if (this.options.verdicts !== false) {
+      const verdicts = new VerdictListener(
+        kafka,
+        codec,
+        config.verdictTopic,
+        `${config.clientId}-verdicts`,
+        this.log,
+      );
+      resources.add('verdict consumer', () => verdicts.stop());
+      await reachable(config, () => verdicts.start());
+      listener = verdicts;
+    }
+    const sender = new OrderedSender(producer, config.inputTopic, inputPartitions, this.log);
+    // Closed first: what was sent is acknowledged before the producer stops.
+    resources.add('sends in flight', () => sender.flushed());
+    return { config, kafka, codec, key, sender, listener, resources };
+  }
+
+  /**
+   * The input topic's partitions, which pin every event to its partition
+   * (src/kafka/checkedSend.ts). The processor creates the same topics the same way when it
+   * starts (whichever comes first).
+   */
+  private async inputPartitions(config: Config): Promise<number> {
+    // A few quick retries, not kafkajs' ~1 minute: nobody there is a clear error now.
+    const admin = kafkaClient(
+      config.brokers,
+      `${config.clientId}-client`,
+      this.log,
+      config,
+      2,
+    ).admin();
+    await reachable(config, () => admin.connect());
+    try {
+      return await clientInputPartitions(admin, config);
+    } finally {
+      await admin.disconnect();
+    }
+  }
+}
+
+/** Settled either way: `close()` waits for a `connect()` whose failure is its own caller's. */
+function settled(p: Promise<unknown>): Promise<void> {
+  return p.then(
+    () => undefined,
+    () => undefined,
+  );
+}
+
+/** A Kafka step after the preflight: its failure is KAFKA_UNREACHABLE, naming the setting. */
+async function reachable<T>(config: Config, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (e) {
+    if (e instanceof OperationalError) throw e;
+    throw new StartupError(
+      'KAFKA_UNREACHABLE',
+      `cannot reach Kafka at ${config.brokers.join(',')} (KAFKA_BROKERS): ${(e as Error).message}`,
+      { cause: e },
+    );
+  }
+}
+
+/** The schemas registered: the registry refusing us keeps its code, anything else is unreachable. */
+async function registered(codec: RegistryCodec, config: Config): Promise<void> {
+  try {
+    await codec.registerAll();
+  } catch (e) {
+    const message = `schema registry at ${config.registryUrl} (SCHEMA_REGISTRY_URL): ${(e as Error).message}`;
+    if (e instanceof OperationalError && e.code === 'REGISTRY_AUTH_FAILED')
+      throw new StartupError('REGISTRY_AUTH_FAILED', message, { cause: e });
+    throw new StartupError('REGISTRY_UNREACHABLE', message, { cause: e });
   }
 }

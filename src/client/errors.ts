@@ -1,10 +1,11 @@
 /**
- * The client's errors. Bad use is refused before anything is sent (GuardUsageError names the
- * field and what was expected); no verdict in time is a GuardTimeoutError, and the documented
- * rule for it is: no verdict means no compaction (fail closed). Their codes (and whether each is
- * retriable) are in the one list of src/errors.ts.
+ * The errors of the client and its integrations. Bad use is refused before anything is sent
+ * (GuardUsageError names the field and what was expected); no verdict in time is a
+ * GuardTimeoutError, and the documented rule for it is: no verdict means no compaction (fail
+ * closed). Each is `errorClass(code)` of the one list of src/errors.ts (retriable or not).
  */
 import { errorClass } from '../errors';
+import { type GuardRefusal, describeRefusal } from '../integrations/compaction/refusal';
 
 /** A call that would send a wrong or meaningless event: nothing was sent. */
 export class GuardUsageError extends errorClass('GUARD_USAGE', 'GuardUsageError') {
@@ -16,6 +17,12 @@ export class GuardUsageError extends errorClass('GUARD_USAGE', 'GuardUsageError'
     super(`${field}: ${message}`);
   }
 }
+
+/** A call on a client before `connect()` finished (nothing was sent): connect first. */
+export class GuardNotConnectedError extends errorClass(
+  'GUARD_NOT_CONNECTED',
+  'GuardNotConnectedError',
+) {}
 
 /** A call on a session or client after `close()` (nothing was sent). */
 export class GuardClosedError extends errorClass('GUARD_CLOSED', 'GuardClosedError') {}
@@ -45,3 +52,13 @@ export class GuardSendError extends errorClass('GUARD_SEND_FAILED', 'GuardSendEr
 
 /** A spill handle whose content does not match its sha256, or that cannot be read. */
 export class SpillIntegrityError extends errorClass('SPILL_INTEGRITY', 'SpillIntegrityError') {}
+
+/** Thrown by the agent run in `onRefusal: 'throw'` mode; the history is left intact. */
+export class CompactionRefusedError extends errorClass(
+  'COMPACTION_REFUSED',
+  'CompactionRefusedError',
+) {
+  constructor(readonly refusal: GuardRefusal) {
+    super(describeRefusal(refusal));
+  }
+}

@@ -16,22 +16,12 @@ export type { SigningKey } from '../authority/signing';
 export type { TranscriptContent } from './transcript';
 export { SpillWorker } from './spillWorker';
 export type { SpillSource, SpillWorkerOptions } from './spillWorker';
-export { GuardedSession } from './session';
-export type {
-  CommitReport,
-  CompactionRequest,
-  RequestOptions,
-  SessionOptions,
-  SessionSnapshot,
-  TranscriptRange,
-  TranscriptReader,
-  TurnInput,
-  TurnPosition,
-} from './session';
+export * from './session';
 export { DEFAULT_MAX_SPILL_READ_BYTES, FileSpillStore } from './spill';
 export type { FileSpillStoreOptions, SpillStore, SpillWrite } from './spill';
 export {
   GuardClosedError,
+  GuardNotConnectedError,
   GuardSendError,
   GuardTimeoutError,
   GuardUsageError,

@@ -7,6 +7,7 @@
 import type { Message, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { checkedSend } from '../kafka/checkedSend';
+import { sleep } from '../time';
 
 interface Queued {
   message: Message;
@@ -64,7 +65,7 @@ export class OrderedSender {
 
   /** Resolves when everything queued so far is sent (or failed). */
   async flushed(): Promise<void> {
-    while (this.running || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+    while (this.running || this.queue.length > 0) await sleep(5);
   }
 
   private async drain(): Promise<void> {

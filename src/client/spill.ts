@@ -125,6 +125,8 @@ export class FileSpillStore implements SpillStore {
       await file.sync();
     } catch (e) {
       await file.close();
+      // The write's failure is the caller's answer; a temp file that stays behind is dot-named
+      // and never read as a spill.
       await unlink(temp).catch(() => undefined);
       throw e;
     }
@@ -195,6 +197,7 @@ export class FileSpillStore implements SpillStore {
   /** The session directory and the file must be what they seem: no symbolic link leads out. */
   private async refuseLinks(file: string, handle: string): Promise<void> {
     for (const p of [path.dirname(file), file]) {
+      // Nothing there is no link: the read that follows reports the missing file.
       const s = await lstat(p).catch(() => null);
       if (s?.isSymbolicLink())
         throw new SpillIntegrityError(

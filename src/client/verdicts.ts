@@ -11,6 +11,7 @@ import type { RegistryCodec } from '../registry/codec';
 import { verdictType } from '../schema/schemas';
 import { WireDecoder } from './wire';
 import { GuardClosedError } from './errors';
+import { withTimeout } from '../time';
 
 /** Waits for a verdict whose inputSeq is one of `seqs` (all sends of one requestId). */
 interface Waiter {
@@ -67,16 +68,11 @@ export class VerdictListener {
         for (const m of batch.messages) await this.onMessage(m.key, m.value);
       },
     });
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
+    await withTimeout(
       fetched,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`verdict consumer on ${this.topic}: no fetch in ${timeoutMs} ms`)),
-          timeoutMs,
-        );
-      }),
-    ]).finally(() => clearTimeout(timer));
+      timeoutMs,
+      () => new Error(`verdict consumer on ${this.topic}: no fetch in ${timeoutMs} ms`),
+    );
   }
 
   /** Stops consuming; requests still waiting fail with GuardClosedError (no verdict: no compaction). */

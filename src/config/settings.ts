@@ -10,7 +10,7 @@
  */
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { DEFAULT_GRACE_MS } from '../engine/fleet';
+import { DEFAULT_GRACE_MS, DEFAULT_IDLE_MS } from '../engine/fleet';
 import { errorClass } from '../errors';
 
 /** A setting has an invalid value: the message names the variable and what was expected. */
@@ -241,11 +241,28 @@ export const SETTINGS = {
     help: 'SessionClosed grace period, event time (contract §4)',
     parse: integer(0),
   }),
+  idleMs: setting({
+    env: 'CG_IDLE_MS',
+    default: DEFAULT_IDLE_MS,
+    shown: '2592000000 (30 days)',
+    help: "idle period, event time: a session's state is dropped when an event comes more than this after its last one (contract §4)",
+    parse: integer(1),
+  }),
   sweepDelayMs: setting({
     env: 'CG_SWEEP_DELAY_MS',
     default: DEFAULT_GRACE_MS,
-    help: "extra wall-clock delay before a closed session's memory is freed (beyond the grace)",
+    help: "extra wall-clock delay before a closed or idle session's memory is freed (beyond the grace or idle period)",
     parse: integer(0),
+  }),
+  maxSessions: setting({
+    env: 'CG_MAX_SESSIONS',
+    // ~1 GB of heap at the measured 1.9 KB of a typical session (0.7 KB for a tiny one), half of
+    // a 2 GB heap and a quarter of Node's 4 GB default on a large host (docs/decisions.md 121).
+    default: 500_000,
+    help:
+      'sessions one instance holds at most; at the cap, events of new sessions are counted and not stored, ' +
+      'and their requests refused UNKNOWN_SESSION (docs/contract.md §8 "Capacity")',
+    parse: integer(1),
   }),
   transactionTimeoutMs: setting({
     env: 'CG_TRANSACTION_TIMEOUT_MS',

@@ -24,6 +24,12 @@ function rangeCount(a: IntervalSet): number {
 
 /** The `excess` indices with the smallest `size(i)`, ties to the lowest index. */
 function smallest(count: number, excess: number, size: (i: number) => number): Set<number> {
+  if (excess === 1) {
+    // The usual case (one range over after an event): one pass, no sort.
+    let best = 0;
+    for (let i = 1; i < count; i++) if (size(i) < size(best)) best = i;
+    return new Set([best]);
+  }
   const order = Array.from({ length: count }, (_, i) => i);
   order.sort((x, y) => size(x) - size(y) || x - y);
   return new Set(order.slice(0, excess));

@@ -5,6 +5,14 @@
  * changes its own copies (made on first touch), so a transaction that fails leaves them intact,
  * and the caller applies `overlay` only once the transaction committed.
  *
+ * Containment per record (contract §8, docs/decisions.md 119): whatever the processor's own code
+ * throws on one record (reading the session's state, the engine, the output encoder, the state
+ * serializer), or an output too large for its topic, dead-letters that record with a code naming
+ * the stage, leaves its session's state exactly as before it (each record steps a copy, kept
+ * only if every stage passed), and answers a CompactionRequested anyway (REFUSE,
+ * INVALID_REQUEST, HALT, as a malformed request is answered). Nothing but an outage holds a
+ * batch: `decodeForBatch` waits only for an unreachable registry.
+ *
  * `decodeForBatch` is the only asynchronous part (an Avro record may need its writer's schema
  * from the registry); a `BatchPlanner` takes the decoded records one by one (so that a batch's
  * decoded events do not all live at once) and is synchronous and deterministic given its clocks.
@@ -12,15 +20,20 @@
 import type { Message } from 'kafkajs';
 import type { Config } from '../config/config';
 import type { Output } from '../engine/collector';
-import type { EngineOptions } from '../engine/evolve';
+import { refuseMalformed } from '../engine/decide';
+import type { CompactionRequested } from '../engine/events';
+import type { EngineInput, EngineOptions, StepResult } from '../engine/evolve';
 import { evolveInPlace } from '../engine/step';
 import { serializeState } from '../engine/serialize';
-import type { SessionState } from '../engine/state';
-import type { RegistryCodec } from '../registry/codec';
-import { encodePosition, positionKey, stateKey } from './changelogKeys';
+import { blindState, cloneState, type SessionState } from '../engine/state';
+import { RegistryUnavailableError, type RegistryCodec } from '../registry/codec';
+import { atCapacityVerdict, type SessionCapacity } from './capacity';
+import { encodePosition, positionKey, refusedChunkKey, stateKey } from './changelogKeys';
+import { deadLetter } from './deadLetters';
+import { estimatedBytes } from './outputChunks';
 import { EventTally } from './processorObserver';
+import { DEFAULT_MAX_MESSAGE_BYTES, fits } from './recordLimits';
 import {
-  deadLetter,
   decodeRecord,
   decodeRecordNow,
   outputMessage,
@@ -28,6 +41,7 @@ import {
   type DecodedRecord,
   type RawRecord,
 } from './records';
+import { RefusedFilterView, type RefusedFilter } from './refusedFilter';
 import { BeforeTransactionError } from './transaction';
 
 /** The settings a batch's plan reads. */
@@ -44,8 +58,24 @@ export type OutputEncoder = Pick<
 
 /** The committed state of the partition's sessions, as the step reads it. */
 export interface CommittedStates {
+  has(sessionId: string): boolean;
   /** A copy the caller may change in place, or undefined for an unknown session. */
   owned(sessionId: string): SessionState | undefined;
+}
+
+/** Why a record is dead-lettered although it decoded: the stage that failed on it. */
+export interface Failure {
+  code: DeadLetterCode;
+  message: string;
+}
+
+/**
+ * What earlier plans of a batch learned: sessions whose state could not be written at the end
+ * of the batch, to be serialized after each of their records, so that the record that made it
+ * so is found and dead-lettered.
+ */
+export class PlanLessons {
+  readonly careful = new Set<string>();
 }
 
 export interface StepContext {
@@ -59,15 +89,38 @@ export interface StepContext {
   timer: () => number;
   /**
    * Called once the records are through the engine, before the changelog records are made: may
-   * add sessions to free (null) to the overlay (the processor's sweep of closed sessions).
+   * add sessions to free (null) to the overlay (the processor's sweep of expired sessions).
    */
   sweep?: (overlay: Map<string, SessionState | null>) => void;
+  /** The engine step (`evolveInPlace`); a test may give one that throws. */
+  step?: (
+    s: SessionState | undefined,
+    e: EngineInput,
+    decidedAt: number,
+    o: EngineOptions,
+  ) => StepResult;
+  /** The state serializer (`serializeState`); a test may give one that throws. */
+  serialize?: (s: SessionState) => Buffer;
+  /** The largest record each topic takes (recordLimits.ts); default: Kafka's default. */
+  limitOf?: (topic: string) => number;
+  /** The instance's session cap (capacity.ts); none: no cap. */
+  capacity?: SessionCapacity;
+  /** The partition's sessions refused at capacity; none: not kept. */
+  refused?: RefusedFilter;
+  lessons?: PlanLessons;
 }
 
 export interface DeadLetterNote {
   code: DeadLetterCode;
   offset: string;
   message: string;
+}
+
+export interface AtCapacity {
+  /** Events of sessions not held, not stored because the instance was at its cap. */
+  events: number;
+  /** Of their sessions, those not refused before (new to the refused filter). */
+  sessions: number;
 }
 
 export interface BatchPlan {
@@ -84,13 +137,19 @@ export interface BatchPlan {
   engineMs: number;
   /** Records in `sends`. */
   records: number;
+  atCapacity: AtCapacity;
+  /** Slots of the session capacity the plan reserved (given back by the caller, `release`). */
+  reserved: number;
+  /** The refused filter's chunks as the plan changed them: installed once committed. */
+  refused: RefusedFilterView | null;
 }
 
 /**
  * One record decoded: at once for JSON (no promise per record: it needs no registry), through
- * the registry for Avro. Throws (rejects with) BeforeTransactionError when the record cannot be
- * decoded yet (the registry is unreachable): nothing of the batch was sent, reading it again is
- * exact.
+ * the registry for Avro. Throws (rejects with) BeforeTransactionError only when the record
+ * cannot be decoded yet (the registry is unreachable): nothing of the batch was sent, reading it
+ * again is exact. Anything else the decoding throws is the record's: a DECODER_FAILED dead
+ * letter (a throw taken for an outage would hold the partition for good).
  */
 export function decodeForBatch(
   m: RawRecord,
@@ -101,15 +160,22 @@ export function decodeForBatch(
   try {
     now = decodeRecordNow(m, format);
   } catch (e) {
-    throw new BeforeTransactionError(e);
+    return decoderThrew(e);
   }
-  return (
-    now ??
-    decodeRecord(m, format, codec).catch((e: unknown) => {
-      throw new BeforeTransactionError(e);
-    })
-  );
+  return now ?? decodeRecord(m, format, codec).catch(decoderThrew);
 }
+
+function decoderThrew(e: unknown): DecodedRecord {
+  if (e instanceof RegistryUnavailableError) throw new BeforeTransactionError(e);
+  return {
+    ok: false,
+    code: 'DECODER_FAILED',
+    message: `the decoder failed on this record (a compaction-guard bug; please report it with the record): ${describe(e)}`,
+    answer: null,
+  };
+}
+
+const describe = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
 
 /**
  * The records at or after `position`, the offset after the last input record the committed
@@ -128,6 +194,16 @@ export function unprocessedRecords<M extends { offset: string }>(
   return messages.filter((m) => BigInt(m.offset) >= position);
 }
 
+/** States that could not be serialized (or not within the changelog's record limit) at the end of a plan. */
+export class UnserializableStates extends Error {
+  constructor(readonly sessionIds: string[]) {
+    super(`the state of ${sessionIds.length} session(s) could not be serialized`);
+    this.name = 'UnserializableStates';
+  }
+}
+
+type Placed = { topic: string; message: Message };
+
 /** A batch's plan, record by record: `add` each decoded record in order, then `finish`. */
 export class BatchPlanner {
   private readonly overlay = new Map<string, SessionState | null>();
@@ -135,14 +211,27 @@ export class BatchPlanner {
   private readonly delivered: Output[] = [];
   private readonly deadLetters: DeadLetterNote[] = [];
   private readonly tally = new EventTally();
+  private readonly atCapacity: AtCapacity = { events: 0, sessions: 0 };
+  private readonly refused: RefusedFilterView | null;
+  private readonly step: NonNullable<StepContext['step']>;
+  private readonly serialize: NonNullable<StepContext['serialize']>;
+  private readonly limitOf: NonNullable<StepContext['limitOf']>;
+  private readonly lessons: PlanLessons;
   private records = 0;
   private steps = 0;
   private engineMs = 0;
+  private reserved = 0;
 
   constructor(
     private readonly batch: { topic: string; partition: number },
     private readonly ctx: StepContext,
-  ) {}
+  ) {
+    this.refused = ctx.refused ? new RefusedFilterView(ctx.refused) : null;
+    this.step = ctx.step ?? evolveInPlace;
+    this.serialize = ctx.serialize ?? serializeState;
+    this.limitOf = ctx.limitOf ?? (() => DEFAULT_MAX_MESSAGE_BYTES);
+    this.lessons = ctx.lessons ?? new PlanLessons();
+  }
 
   private emit(topic: string, message: Message): void {
     this.records++;
@@ -151,47 +240,229 @@ export class BatchPlanner {
     else this.sends.set(topic, [message]);
   }
 
+  private deadLetter(m: RawRecord, code: DeadLetterCode, message: string): void {
+    const c = this.ctx.config;
+    const letter = deadLetter(m, this.batch, code, message, this.limitOf(c.dlqTopic));
+    this.emit(c.dlqTopic, letter);
+    this.deadLetters.push({
+      code,
+      offset: m.offset,
+      message: String(letter.headers!['cg.error.message']),
+    });
+  }
+
   /** One record (`d` is `m` decoded) through the engine, on the batch's copy of its session. */
   add(m: RawRecord, d: DecodedRecord): void {
-    const { ctx, batch } = this;
-    const c = ctx.config;
     const input = d.ok ? d.input : d.answer;
+    const failure = input === null ? null : this.stepRecord(input, d.ok);
     if (!d.ok) {
-      this.emit(c.dlqTopic, deadLetter(m, batch.topic, batch.partition, d.code, d.message));
-      this.deadLetters.push({ code: d.code, offset: m.offset, message: d.message });
-    }
-    if (!input) return;
-    let working = this.overlay.get(input.sessionId);
-    if (working === undefined) working = ctx.committed.owned(input.sessionId) ?? null;
-    const decidedAt = ctx.clock();
-    const started = ctx.timer();
-    const result = evolveInPlace(working ?? undefined, input, decidedAt, ctx.engine);
-    this.engineMs += ctx.timer() - started;
-    this.steps++;
-    this.overlay.set(input.sessionId, result.state);
-    this.tally.add(d.ok ? input.type : 'MalformedRequest', result.notes);
-    for (const o of result.outputs) {
-      const { topic, message } = outputMessage(o, ctx.encoder, c);
-      this.emit(topic, message);
-      this.delivered.push(o);
-    }
+      // A malformed request the engine could not answer stays a dead letter of its own code.
+      const why = failure === null ? d.message : `${d.message}; not answered: ${failure.message}`;
+      this.deadLetter(m, d.code, why);
+    } else if (failure !== null) this.reject(m, d, failure);
   }
 
   /**
-   * The sweep, then one changelog record per touched or freed session and the input position
-   * after the batch, `nextOffset` (changelogKeys.ts: the restore's position, exact with the
-   * state): the plan.
+   * A record that decoded, dead-lettered for `failure` with its session's state untouched; a
+   * request is answered all the same (REFUSE, INVALID_REQUEST, HALT).
+   */
+  private reject(m: RawRecord, d: DecodedRecord & { ok: true }, failure: Failure): void {
+    const answered = d.input.type === 'CompactionRequested' && this.answerAnyway(d.input, failure);
+    const note = answered ? ' (the request was answered REFUSE, INVALID_REQUEST, HALT)' : '';
+    this.deadLetter(m, failure.code, failure.message + note);
+  }
+
+  private answerAnyway(e: CompactionRequested, failure: Failure): boolean {
+    const stamps = {
+      sessionId: e.sessionId,
+      decidedAt: this.ctx.clock(),
+      engineVersion: this.ctx.engine.engineVersion,
+    };
+    const error = `${failure.code}: ${failure.message}`;
+    const verdict = refuseMalformed({ ...e, error }, stamps);
+    const placed = this.placeOutputs([{ record: 'verdict', value: verdict }]);
+    if (!Array.isArray(placed)) return false;
+    this.deliver([{ record: 'verdict', value: verdict }], placed);
+    this.tally.add('MalformedRequest', []);
+    return true;
+  }
+
+  /** Whether the session has state in this batch or committed. */
+  private holds(sessionId: string): boolean {
+    return this.overlay.has(sessionId) || this.ctx.committed.has(sessionId);
+  }
+
+  /** A copy of the session's state before this record, the caller's to change. */
+  private working(sessionId: string): SessionState | undefined {
+    const inBatch = this.overlay.get(sessionId);
+    if (inBatch !== undefined) return inBatch === null ? undefined : cloneState(inBatch);
+    return this.ctx.committed.owned(sessionId);
+  }
+
+  /**
+   * The record's engine step with each stage guarded; on success its state and outputs are the
+   * batch's, else nothing changed and the failure says which stage failed.
+   */
+  private stepRecord(input: EngineInput, decoded: boolean): Failure | null {
+    const id = input.sessionId;
+    const isNew = !this.holds(id);
+    if (isNew) {
+      const { capacity } = this.ctx;
+      if (capacity !== undefined && !capacity.tryReserve()) return this.refuseAtCapacity(input);
+      if (capacity !== undefined) this.reserved++;
+    }
+    const failure = this.stepHeld(input, decoded, isNew);
+    if (failure !== null && isNew && this.ctx.capacity !== undefined) {
+      this.ctx.capacity.release(1);
+      this.reserved--;
+    }
+    return failure;
+  }
+
+  private stepHeld(input: EngineInput, decoded: boolean, isNew: boolean): Failure | null {
+    const id = input.sessionId;
+    let before: SessionState | undefined;
+    try {
+      before = this.working(id);
+    } catch (e) {
+      return {
+        code: 'STATE_UNREADABLE',
+        message: `the session's stored state (its changelog record) could not be read: ${describe(e)}`,
+      };
+    }
+    // A session refused at capacity before starts blind: events of it were not stored.
+    if (isNew && this.refused?.has(id)) before = blindState();
+    const result = this.timedStep(before, input);
+    if (!('state' in result)) return result;
+    const placed = this.placeOutputs(result.outputs);
+    if (!Array.isArray(placed)) return placed;
+    if (this.lessons.careful.has(id)) {
+      const unfit = this.changelogFailure(id, result.state);
+      if (unfit !== null) return unfit;
+    }
+    this.overlay.set(id, result.state);
+    this.tally.add(decoded ? input.type : 'MalformedRequest', result.notes);
+    this.deliver(result.outputs, placed);
+    return null;
+  }
+
+  private timedStep(before: SessionState | undefined, input: EngineInput): StepResult | Failure {
+    const started = this.ctx.timer();
+    try {
+      return this.step(before, input, this.ctx.clock(), this.ctx.engine);
+    } catch (e) {
+      return failed('ENGINE_FAILED', 'the engine', e);
+    } finally {
+      this.engineMs += this.ctx.timer() - started;
+      this.steps++;
+    }
+  }
+
+  /** The outputs as messages of their topics, each within its topic's record limit. */
+  private placeOutputs(outputs: readonly Output[]): Placed[] | Failure {
+    const placed: Placed[] = [];
+    for (const o of outputs) {
+      let p: Placed;
+      try {
+        p = outputMessage(o, this.ctx.encoder, this.ctx.config);
+      } catch (e) {
+        return failed('OUTPUT_ENCODE_FAILED', `encoding its ${o.record}`, e);
+      }
+      const limit = this.limitOf(p.topic);
+      if (!fits(p.message, limit)) {
+        return {
+          code: 'OUTPUT_TOO_LARGE',
+          message: `its ${o.record} would be ${estimatedBytes(p.message)} bytes, more than topic ${p.topic} takes (max.message.bytes ${limit})`,
+        };
+      }
+      placed.push(p);
+    }
+    return placed;
+  }
+
+  private deliver(outputs: readonly Output[], placed: readonly Placed[]): void {
+    for (const p of placed) this.emit(p.topic, p.message);
+    for (const o of outputs) this.delivered.push(o);
+  }
+
+  /** Why the session's changelog record could not be written, or null. */
+  private changelogFailure(sessionId: string, state: SessionState): Failure | null {
+    let value: Buffer;
+    try {
+      value = this.serialize(state);
+    } catch (e) {
+      return failed('STATE_NOT_SERIALIZABLE', "serializing the session's state after it", e);
+    }
+    const limit = this.limitOf(this.ctx.config.changelogTopic);
+    if (!fits({ key: stateKey(sessionId), value }, limit))
+      return {
+        code: 'STATE_NOT_SERIALIZABLE',
+        message: `the session's state after it would be ${value.length} bytes, more than the changelog topic takes (max.message.bytes ${limit})`,
+      };
+    return null;
+  }
+
+  /**
+   * A record of a session not held while the instance is at its cap: nothing is stored, the id
+   * joins the refused filter, and a request is answered on a blind state (REFUSE,
+   * UNKNOWN_SESSION, HALT; a malformed one as always), its verdict naming the cap.
+   */
+  private refuseAtCapacity(input: EngineInput): Failure | null {
+    const id = input.sessionId;
+    this.atCapacity.events++;
+    if (this.refused !== null && !this.refused.has(id)) {
+      this.refused.add(id);
+      this.atCapacity.sessions++;
+    }
+    if (input.type !== 'CompactionRequested' && input.type !== 'MalformedRequest') return null;
+    const result = this.timedStep(blindState(), input);
+    if (!('state' in result)) return result;
+    const max = this.ctx.capacity!.max;
+    const outputs: Output[] = result.outputs.flatMap((o): Output[] =>
+      o.record !== 'verdict'
+        ? []
+        : input.type === 'MalformedRequest'
+          ? [o]
+          : [{ record: 'verdict', value: atCapacityVerdict(o.value, max) }],
+    );
+    const placed = this.placeOutputs(outputs);
+    if (!Array.isArray(placed)) return placed;
+    this.deliver(outputs, placed);
+    return null;
+  }
+
+  /** Slots of the session capacity this planner reserved, given back (a plan abandoned). */
+  release(): void {
+    this.ctx.capacity?.release(this.reserved);
+    this.reserved = 0;
+  }
+
+  /**
+   * The sweep, then one changelog record per touched or freed session, the refused filter's
+   * changed chunks, and the input position after the batch, `nextOffset` (changelogKeys.ts: the
+   * restore's position, exact with the state): the plan. Throws UnserializableStates (nothing
+   * planned) when a session's state cannot be written: the caller plans the batch again with
+   * those sessions checked record by record.
    */
   finish(nextOffset: string): BatchPlan {
     const { batch } = this;
     const changelog = this.ctx.config.changelogTopic;
     this.ctx.sweep?.(this.overlay);
+    const unserializable: string[] = [];
     for (const [sessionId, state] of this.overlay) {
-      this.emit(changelog, {
-        key: stateKey(sessionId),
-        value: state === null ? null : serializeState(state),
-        partition: batch.partition,
-      });
+      // A session freed by wall clock loses its evidence head F with its state: it joins the
+      // refused filter, so that if it comes back it starts blind (F at the top), never with less
+      // than the engine would have handed on (docs/decisions.md 124).
+      if (state === null) this.refused?.add(sessionId);
+      const key = stateKey(sessionId);
+      const value = state === null ? null : this.changelogValue(key, state);
+      if (value === undefined) unserializable.push(sessionId);
+      else this.emit(changelog, { key, value, partition: batch.partition });
+    }
+    if (unserializable.length > 0) throw new UnserializableStates(unserializable);
+    for (const [i, chunk] of this.refused?.changed() ?? []) {
+      const value = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      this.emit(changelog, { key: refusedChunkKey(i), value, partition: batch.partition });
     }
     this.emit(changelog, {
       key: positionKey(batch.topic),
@@ -207,6 +478,56 @@ export class BatchPlanner {
       steps: this.steps,
       engineMs: this.engineMs,
       records: this.records,
+      atCapacity: this.atCapacity,
+      reserved: this.reserved,
+      refused: this.refused,
     };
+  }
+
+  /** The serialized state, or undefined when it cannot be serialized or would not fit. */
+  private changelogValue(key: string, state: SessionState): Buffer | undefined {
+    try {
+      const value = this.serialize(state);
+      return fits({ key, value }, this.limitOf(this.ctx.config.changelogTopic)) ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+function failed(code: DeadLetterCode, stage: string, e: unknown): Failure {
+  return {
+    code,
+    message: `${stage} failed on this record (a compaction-guard bug; please report it with the record): ${describe(e)}`,
+  };
+}
+
+/**
+ * A batch planned: its records decoded and added in order, then finished; planned again, with
+ * the sessions whose state could not be written checked record by record (`lessons.careful`),
+ * until it finishes. Each planned-again session adds to `careful`, so this ends.
+ */
+export async function planBatch(
+  batch: { topic: string; partition: number },
+  messages: readonly RawRecord[],
+  nextOffset: string,
+  ctx: StepContext & { lessons: PlanLessons },
+  decode: (m: RawRecord) => DecodedRecord | Promise<DecodedRecord>,
+): Promise<BatchPlan> {
+  for (;;) {
+    const planner = new BatchPlanner(batch, ctx);
+    try {
+      for (const m of messages) {
+        const d = decode(m);
+        planner.add(m, d instanceof Promise ? await d : d);
+      }
+      return planner.finish(nextOffset);
+    } catch (e) {
+      planner.release();
+      const careful = ctx.lessons.careful;
+      if (!(e instanceof UnserializableStates) || e.sessionIds.every((id) => careful.has(id)))
+        throw e;
+      for (const id of e.sessionIds) careful.add(id);
+    }
   }
 }

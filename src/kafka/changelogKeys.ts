@@ -15,6 +15,10 @@
  *   transaction coordinator or group coordinator failover it may answer the offset from before a
  *   committed transaction, and the batch would be processed twice (verdicts twice, seen on a
  *   3-node cluster).
+ * - The refused filter's chunks (refusedFilter.ts): the sessions the partition refused at
+ *   capacity, written in the same transaction as the batch that refused them, so a restart or a
+ *   new owner of the partition does not forget them (a forgotten one would get state as if it
+ *   had no past).
  */
 
 const CONTROL_PREFIX = '\u0000';
@@ -24,6 +28,20 @@ export const BARRIER_KEY = `${CONTROL_PREFIX}restore-barrier`;
 /** The key of the input position record of `inputTopic` (one per changelog partition). */
 export function positionKey(inputTopic: string): string {
   return `${CONTROL_PREFIX}input-position\u0000${inputTopic}`;
+}
+
+const REFUSED_PREFIX = `${CONTROL_PREFIX}refused-at-capacity\u0000`;
+
+/** The key of chunk `i` of the partition's refused filter. */
+export function refusedChunkKey(i: number): string {
+  return `${REFUSED_PREFIX}${i}`;
+}
+
+/** The chunk index a refused-filter key names, or null for any other key. */
+export function refusedChunkOfKey(key: string): number | null {
+  if (!key.startsWith(REFUSED_PREFIX)) return null;
+  const i = key.slice(REFUSED_PREFIX.length);
+  return /^(0|[1-9][0-9]{0,3})$/.test(i) ? Number(i) : null;
 }
 
 /** The changelog key of a session's state. */

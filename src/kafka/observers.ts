@@ -25,6 +25,7 @@ export function combineObservers(...observers: ProcessorObserver[]): ProcessorOb
     rebalance: all('rebalance'),
     restored: all('restored'),
     lag: all('lag'),
+    refusedAtCapacity: all('refusedAtCapacity'),
     readiness: all('readiness'),
   };
 }

@@ -38,21 +38,23 @@ export function estimatedBytes(m: Message): number {
 }
 
 /**
- * The outputs, in order, as requests of at most `budget` estimated bytes each. A message larger
- * than the budget goes alone in its request (the broker decides whether it fits).
+ * The outputs, in order, as requests of at most `budget` estimated bytes each (a number, or per
+ * topic: below the topic's record limit). A message larger than the budget goes alone in its
+ * request (the broker decides whether it fits).
  */
 export function outputRequests(
   outputs: readonly (readonly [string, readonly Message[]])[],
-  budget = REQUEST_BUDGET_BYTES,
+  budget: number | ((topic: string) => number) = REQUEST_BUDGET_BYTES,
 ): TopicMessages[][] {
   const requests: TopicMessages[][] = [];
   let request: TopicMessages[] = [];
   let bytes = 0;
   for (const [topic, messages] of outputs) {
     let current: TopicMessages | undefined;
+    const limit = typeof budget === 'number' ? budget : budget(topic);
     for (const m of messages) {
       const n = estimatedBytes(m);
-      if (bytes > 0 && bytes + n > budget) {
+      if (bytes > 0 && bytes + n > limit) {
         requests.push(request);
         request = [];
         bytes = 0;

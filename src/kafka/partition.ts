@@ -1,9 +1,9 @@
 /**
  * One input partition owned by this instance, as a task: its lifecycle (partitionLifecycle.ts),
- * its sessions' committed state, its transactional producer, and the exactly-once step per
- * fetched batch: decode and plan record by record (batchStep.ts), then one transaction (transaction.ts) with the
- * outputs, changelog records and consumer offset; the in-memory state changes only after that
- * transaction commits.
+ * its sessions' committed state and refused-at-capacity filter, its transactional producer, and
+ * the exactly-once step per fetched batch: decode and plan record by record (batchStep.ts), then
+ * one transaction (transaction.ts) with the outputs, changelog records and consumer offset; the
+ * in-memory state changes only after that transaction commits.
  */
 import type { Batch, Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -11,27 +11,42 @@ import type { Config } from '../config/config';
 import type { EngineOptions } from '../engine/evolve';
 import type { SessionState } from '../engine/state';
 import type { RegistryCodec } from '../registry/codec';
-import { BatchPlanner, decodeForBatch, unprocessedRecords } from './batchStep';
+import {
+  PlanLessons,
+  decodeForBatch,
+  planBatch,
+  unprocessedRecords,
+  type BatchPlan,
+} from './batchStep';
+import type { SessionCapacity } from './capacity';
+import { estimatedBytes } from './outputChunks';
+import type { RecordLimits } from './recordLimits';
+import type { RawRecord } from './records';
+import { RefusedFilter } from './refusedFilter';
 import { PartitionLifecycle, type PartitionState } from './partitionLifecycle';
 import type { ProcessorObserver } from './processorObserver';
 import { SessionStates } from './sessionStates';
 import {
+  RecordTooLargeError,
   commitBatch,
   commitDeadlineMs,
   commitWithin,
   newTransactionalProducer,
+  type CommitTimes,
 } from './transaction';
 
 /**
- * Restored sessions (kept as bytes) decoded per sweep (every 10 s) to find the closed ones:
- * a few µs each, so a sweep adds a few ms to its batch; 100k untouched sessions of a partition
- * are all looked at within ~17 minutes of the restore.
+ * Restored sessions (kept as bytes) decoded per sweep (every 10 s) to find the closed and idle
+ * ones: a few µs each, so a sweep adds a few ms to its batch; 100k untouched sessions of a
+ * partition are all looked at within ~17 minutes, and again in every such round.
  */
 const CLASSIFY_PER_SWEEP = 1_000;
 
 export class PartitionTask {
   /** Committed state of this partition's sessions (restored ones kept as bytes until touched). */
   readonly states = new SessionStates();
+  /** The sessions this partition refused at capacity (restored with the states). */
+  readonly refused = new RefusedFilter();
   readonly lifecycle: PartitionLifecycle;
   producer: Producer;
   /** Settles when the current restore or resync ends (batches wait for it). */
@@ -56,6 +71,10 @@ export class PartitionTask {
     private readonly log: Logger,
     private readonly observer: ProcessorObserver,
     private readonly clock: () => number,
+    /** The record limits of the topics it writes (shared by the instance's partitions). */
+    private readonly limits: RecordLimits,
+    /** The instance's session cap; null: none. */
+    readonly capacity: SessionCapacity | null = null,
   ) {
     this.lifecycle = new PartitionLifecycle(partition, (from, to) =>
       log.debug({ partition, from, to }, 'partition lifecycle'),
@@ -84,10 +103,11 @@ export class PartitionTask {
    * Processes the batch's unprocessed records exactly once; false when it had none (a late
    * redelivery: nothing is done, and the caller must not move the consumer's position back to
    * it). Throws when the transaction could not commit (the errors of transaction.ts): nothing of
-   * the batch is then visible, and the committed state is intact.
+   * the batch is then visible, and the committed state is intact. A record the broker refuses as
+   * too large is not one of them: the topic's limit is lowered and the batch planned again, so
+   * that the record behind it is dead-lettered (recordLimits.ts).
    */
   async process(batch: Batch, consumerGroupId: string): Promise<boolean> {
-    const c = this.config;
     const messages = unprocessedRecords(batch.messages, this.position);
     if (messages.length === 0) {
       this.log.warn(
@@ -110,22 +130,107 @@ export class PartitionTask {
         },
         'a batch began with records already processed; those were skipped',
       );
-    const t0 = performance.now();
-    const planner = new BatchPlanner(batch, {
-      config: c,
-      encoder: this.codec,
-      engine: this.engine(),
-      committed: this.states,
-      clock: this.clock,
-      timer: () => performance.now(),
-      sweep: (overlay) => this.sweepClosed(overlay),
-    });
-    for (const m of messages) {
-      const d = decodeForBatch(m, c.inputFormat, this.codec);
-      planner.add(m, d instanceof Promise ? await d : d);
-    }
     const next = (BigInt(batch.lastOffset()) + 1n).toString();
-    const plan = planner.finish(next);
+    for (;;) {
+      const t0 = performance.now();
+      const plan = await this.plan(batch, messages, next);
+      const t1 = performance.now();
+      let times: CommitTimes;
+      try {
+        times = await this.commit(plan, batch, consumerGroupId, next);
+      } catch (e) {
+        this.capacity?.release(plan.reserved);
+        if (e instanceof RecordTooLargeError && this.learnTooLarge(e)) continue;
+        throw e;
+      }
+      this.committed(plan, batch, next);
+      this.capacity?.release(plan.reserved);
+      this.logCommit(messages.length, plan.records, t0, t1, times);
+      return true;
+    }
+  }
+
+  private plan(batch: Batch, messages: readonly RawRecord[], next: string): Promise<BatchPlan> {
+    const c = this.config;
+    return planBatch(
+      batch,
+      messages,
+      next,
+      {
+        config: c,
+        encoder: this.codec,
+        engine: this.engine(),
+        committed: this.states,
+        clock: this.clock,
+        timer: () => performance.now(),
+        sweep: (overlay) => this.sweepExpired(overlay),
+        limitOf: (topic) => this.limits.of(topic),
+        ...(this.capacity === null ? {} : { capacity: this.capacity }),
+        refused: this.refused,
+        lessons: new PlanLessons(),
+      },
+      (m) => decodeForBatch(m, c.inputFormat, this.codec),
+    );
+  }
+
+  private commit(
+    plan: BatchPlan,
+    batch: Batch,
+    consumerGroupId: string,
+    next: string,
+  ): Promise<CommitTimes> {
+    return commitWithin(
+      commitBatch(
+        this.producer,
+        {
+          sends: plan.sends,
+          consumerGroupId,
+          topic: batch.topic,
+          partition: batch.partition,
+          nextOffset: next,
+          partitionCounts: this.partitionCounts,
+          limitOf: (topic) => this.limits.of(topic),
+        },
+        () => this.observer.transaction?.('aborted', plan.records),
+      ),
+      commitDeadlineMs(this.config),
+    );
+  }
+
+  /**
+   * The broker refused a request as too large: its topic's limit is lowered below it (below a
+   * lone record's size, or the request's). True when that is news, so a new plan differs.
+   */
+  private learnTooLarge(e: RecordTooLargeError): boolean {
+    const bytes = e.messages.reduce((n, m) => n + estimatedBytes(m), 0);
+    const news = this.limits.refused(e.topic, bytes);
+    this.log.warn(
+      {
+        partition: this.partition,
+        topic: e.topic,
+        records: e.messages.length,
+        bytes,
+        limit: this.limits.of(e.topic),
+        news,
+      },
+      'the broker refused a record as too large; planning the batch again within the lower limit',
+    );
+    return news;
+  }
+
+  /** The transaction committed: its state becomes the partition's, and it is reported. */
+  private committed(plan: BatchPlan, batch: Batch, next: string): void {
+    this.observer.transaction?.('committed', plan.records);
+    this.position = BigInt(next);
+    this.observer.lag?.(
+      this.partition,
+      Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(next))),
+    );
+    for (const [sessionId, state] of plan.overlay) {
+      if (state === null) this.states.delete(sessionId);
+      else this.states.set(sessionId, state);
+    }
+    plan.refused?.commit();
     for (const d of plan.deadLetters) {
       this.observer.deadLetter?.(d.code);
       this.log.warn(
@@ -137,70 +242,80 @@ export class PartitionTask {
       this.observer.engineSteps?.(plan.steps, plan.engineMs / 1000);
       this.observer.batchEvents?.(plan.tally);
     }
-    const t1 = performance.now();
-    const times = await commitWithin(
-      commitBatch(
-        this.producer,
-        {
-          sends: plan.sends,
-          consumerGroupId,
-          topic: batch.topic,
-          partition: batch.partition,
-          nextOffset: next,
-          partitionCounts: this.partitionCounts,
-        },
-        () => this.observer.transaction?.('aborted', plan.records),
-      ),
-      commitDeadlineMs(c),
-    );
-    this.observer.transaction?.('committed', plan.records);
-    this.position = BigInt(next);
-    if (this.log.isLevelEnabled('debug')) {
-      // Where a batch's time goes (bench/README.md, verdict latency).
-      const ms = (x: number) => Math.round(x * 10) / 10;
-      this.log.debug(
+    if (plan.atCapacity.events > 0) {
+      this.observer.refusedAtCapacity?.(plan.atCapacity.sessions, plan.atCapacity.events);
+      this.log.warn(
         {
           partition: this.partition,
-          messages: messages.length,
-          records: plan.records,
-          processMs: ms(t1 - t0),
-          sendMs: ms(times.sent - t1),
-          offsetsMs: ms(times.offsetsSent - times.sent),
-          commitMs: ms(times.committed - times.offsetsSent),
+          events: plan.atCapacity.events,
+          newSessions: plan.atCapacity.sessions,
+          max: this.capacity?.max,
         },
-        'batch committed',
+        'at the session cap (CG_MAX_SESSIONS): events of sessions not held were counted and not stored',
       );
-    }
-    this.observer.lag?.(
-      this.partition,
-      Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(next))),
-    );
-    for (const [sessionId, state] of plan.overlay) {
-      if (state === null) this.states.delete(sessionId);
-      else this.states.set(sessionId, state);
     }
     const now = this.clock();
     for (const o of plan.delivered) {
       const at = o.record === 'verdict' ? o.value.requestedAt : null;
       this.observer.output?.(o, at === null ? null : now - at);
     }
-    return true;
+  }
+
+  /** Where a batch's time goes (bench/README.md, verdict latency). */
+  private logCommit(
+    messages: number,
+    records: number,
+    t0: number,
+    t1: number,
+    times: CommitTimes,
+  ): void {
+    if (!this.log.isLevelEnabled('debug')) return;
+    const ms = (x: number) => Math.round(x * 10) / 10;
+    this.log.debug(
+      {
+        partition: this.partition,
+        messages,
+        records,
+        processMs: ms(t1 - t0),
+        sendMs: ms(times.sent - t1),
+        offsetsMs: ms(times.offsetsSent - times.sent),
+        commitMs: ms(times.committed - times.offsetsSent),
+      },
+      'batch committed',
+    );
   }
 
   /**
-   * Frees closed sessions past the grace period by wall clock (contract §4), with a tombstone in
-   * the changelog. `sweepDelayMs` beyond the grace keeps late events deciding as offline.
+   * Frees expired sessions by wall clock, with a tombstone in the changelog: closed ones past
+   * the grace period (contract §4), and idle ones (any session whose lastEventAt is older than
+   * the idle period). `sweepDelayMs` beyond either keeps late events deciding as offline, which
+   * drops the state in event time first. At most every 10 s.
    */
-  private sweepClosed(overlay: Map<string, SessionState | null>): void {
+  private sweepExpired(overlay: Map<string, SessionState | null>): void {
     const now = this.clock();
     if (now - this.lastSweep < 10_000) return;
     this.lastSweep = now;
-    const limit = this.config.graceMs + this.config.sweepDelayMs;
-    // Restored sessions kept as bytes: a bounded number decoded per sweep to learn closedAt.
-    this.states.classify(CLASSIFY_PER_SWEEP);
+    const expired = expiredBy(now, this.config);
+    // Restored sessions kept as bytes: a bounded number decoded per sweep to learn their times.
+    this.states.classify(CLASSIFY_PER_SWEEP, expired);
     for (const [sessionId, s] of this.states.decoded()) {
       if (overlay.has(sessionId)) continue;
-      if (s.closedAt !== null && now - s.closedAt > limit) overlay.set(sessionId, null);
+      if (expired(s)) overlay.set(sessionId, null);
     }
   }
+}
+
+/**
+ * Whether the processor may free a session by wall clock `now`: closed longer ago than the
+ * grace period, or idle (its last event) longer than the idle period, each plus the sweep delay.
+ */
+export function expiredBy(
+  now: number,
+  c: Pick<Config, 'graceMs' | 'idleMs' | 'sweepDelayMs'>,
+): (s: SessionState) => boolean {
+  const closedLimit = c.graceMs + c.sweepDelayMs;
+  const idleLimit = c.idleMs + c.sweepDelayMs;
+  return (s) =>
+    (s.closedAt !== null && now - s.closedAt > closedLimit) ||
+    (s.lastEventAt !== null && now - s.lastEventAt > idleLimit);
 }

@@ -19,7 +19,9 @@ import { retry } from '../retry';
 import { isTransientKafkaFailure } from './client';
 import { cacheTransactionCoordinators } from './coordinatorCache';
 import type { SessionDirectory, TrackedSession } from '../http/sessionDirectory';
+import { SessionCapacity } from './capacity';
 import { PartitionTask } from './partition';
+import { RecordLimits } from './recordLimits';
 import type { ProcessorObserver } from './processorObserver';
 import { restorePartitions, writeBarrier, type RestoreTarget } from './restore';
 import { ensureTopics } from './topics';
@@ -75,6 +77,10 @@ export class Processor implements SessionDirectory {
   private readonly workers = new Map<number, PartitionTask>();
   /** Partitions of the topics it writes (from ensureTopics), given to each task. */
   private partitionCounts: ReadonlyMap<string, number> = new Map();
+  /** The record limits of the topics it writes (from ensureTopics), shared by the tasks. */
+  private limits = new RecordLimits();
+  /** The session cap over all assigned partitions (CG_MAX_SESSIONS). */
+  private readonly capacity: SessionCapacity;
   private joined = false;
   private stopping = false;
   private readonly observer: ProcessorObserver;
@@ -83,6 +89,7 @@ export class Processor implements SessionDirectory {
   constructor(private readonly deps: ProcessorDeps) {
     this.observer = deps.observer ?? {};
     this.clock = deps.clock ?? Date.now;
+    this.capacity = new SessionCapacity(deps.config.maxSessions, () => this.sessionCount());
   }
 
   /** Ready: the group was joined and every assigned partition's state is restored. */
@@ -95,6 +102,16 @@ export class Processor implements SessionDirectory {
     let n = 0;
     for (const w of this.workers.values()) n += w.states.size;
     return n;
+  }
+
+  /**
+   * The fullest refused-at-capacity filter of the assigned partitions, as the share of its bits
+   * set (0..1; its false positive rate is about the 8th power).
+   */
+  refusedFilterFill(): number {
+    let fill = 0;
+    for (const w of this.workers.values()) fill = Math.max(fill, w.refused.fill);
+    return fill;
   }
 
   /** The assigned partitions' tasks (tests, benchmarks). */
@@ -148,6 +165,7 @@ export class Processor implements SessionDirectory {
     try {
       const topics = await ensureTopics(admin, c);
       this.partitionCounts = topics.partitions;
+      this.limits = new RecordLimits(topics.maxMessageBytes);
       if (topics.underReplicated.length > 0) {
         const { replicationFactor: rf, minInsyncReplicas: isr } = topics.replication;
         log.warn(
@@ -221,10 +239,17 @@ export class Processor implements SessionDirectory {
         kafka,
         c,
         codec,
-        () => engineOptions({ graceMs: c.graceMs, trustedKeys: this.deps.trustedKeys?.() ?? null }),
+        () =>
+          engineOptions({
+            graceMs: c.graceMs,
+            idleMs: c.idleMs,
+            trustedKeys: this.deps.trustedKeys?.() ?? null,
+          }),
         log,
         this.observer,
         this.clock,
+        this.limits,
+        this.capacity,
       );
       w.partitionCounts = this.partitionCounts;
       this.workers.set(p, w);
@@ -254,10 +279,12 @@ export class Processor implements SessionDirectory {
         for (const w of workers) {
           await w.producer.connect();
           w.states.clear();
+          w.refused.clear();
           targets.push({
             partition: w.partition,
             nonce: await writeBarrier(w.producer, c.changelogTopic, w.partition),
             states: w.states,
+            refused: w.refused,
           });
         }
         await restorePartitions(

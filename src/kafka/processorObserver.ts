@@ -17,6 +17,11 @@ export interface ProcessorObserver {
   rebalance?(): void;
   restored?(seconds: number): void;
   lag?(partition: number, records: number): void;
+  /**
+   * Once per batch with events of sessions not held at the session cap: the sessions newly
+   * refused (new to the refused filter) and the events not stored.
+   */
+  refusedAtCapacity?(sessions: number, events: number): void;
   readiness?(ready: boolean): void;
 }
 

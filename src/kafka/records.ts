@@ -2,16 +2,41 @@
  * Kafka records in and out of the engine: decoding an input record (Avro or JSON) into an
  * engine input or a dead letter, and building output, changelog and dead-letter messages.
  */
-import type { IHeaders, Message } from 'kafkajs';
+import type { Message } from 'kafkajs';
 import type { EngineInput } from '../engine/evolve';
 import type { Output } from '../engine/collector';
 import type { InputFormat } from '../config/config';
 import type { RegistryCodec } from '../registry/codec';
 import { decodeEventBytes, type DecodeResult } from '../schema/decodeEvent';
 import type { DecodeErrorCode } from '../schema/errors';
+import { quoted } from './boundedText';
 
-/** Why a record went to the DLQ: the decoder's codes plus the Kafka-level ones. */
-export const KAFKA_DEAD_LETTER_CODES = ['EMPTY_VALUE', 'KEY_MISMATCH'] as const;
+/**
+ * Why a record went to the DLQ: the decoder's codes plus the processor's own. Besides the two
+ * Kafka-level checks, each code names the stage of the processor that failed on the record
+ * (contract §8: a fault of the processor's own code on one record dead-letters that record and
+ * leaves its session's state as it was before it; docs/decisions.md 119).
+ */
+export const KAFKA_DEAD_LETTER_CODES = [
+  'EMPTY_VALUE',
+  'KEY_MISMATCH',
+  /** The session's committed state could not be read back (its changelog bytes do not decode). */
+  'STATE_UNREADABLE',
+  /** The engine threw while stepping the record (a bug of compaction-guard). */
+  'ENGINE_FAILED',
+  /**
+   * The session's state after the record could not be serialized, or its changelog record would
+   * exceed the changelog topic's `max.message.bytes`.
+   */
+  'STATE_NOT_SERIALIZABLE',
+  /** The output encoder threw on one of the record's outputs (verdict, spill request, audit). */
+  'OUTPUT_ENCODE_FAILED',
+  /**
+   * One of the record's outputs would exceed its topic's `max.message.bytes`, or the broker
+   * refused it as too large (MESSAGE_TOO_LARGE).
+   */
+  'OUTPUT_TOO_LARGE',
+] as const;
 export type DeadLetterCode = DecodeErrorCode | (typeof KAFKA_DEAD_LETTER_CODES)[number];
 
 export type DecodedRecord =
@@ -74,28 +99,11 @@ function withKey(r: RawRecord, decoded: DecodeResult): DecodedRecord {
     return {
       ok: false,
       code: 'KEY_MISMATCH',
-      message: `record key ${JSON.stringify(key)} is not the event's sessionId ${JSON.stringify(decoded.event.sessionId)}`,
+      message: `record key ${quoted(key)} is not the event's sessionId ${quoted(decoded.event.sessionId)}`,
       answer: null,
     };
   }
   return { ok: true, input: decoded.event };
-}
-
-export function deadLetter(
-  r: RawRecord,
-  topic: string,
-  partition: number,
-  code: DeadLetterCode,
-  message: string,
-): Message {
-  const headers: IHeaders = {
-    'cg.error.code': code,
-    'cg.error.message': message,
-    'cg.source.topic': topic,
-    'cg.source.partition': String(partition),
-    'cg.source.offset': r.offset,
-  };
-  return { key: r.key, value: r.value, headers };
 }
 
 export interface OutputTopics {

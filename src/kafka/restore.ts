@@ -8,7 +8,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
-import { BARRIER_KEY, decodePosition, positionKey, sessionOfKey } from './changelogKeys';
+import {
+  BARRIER_KEY,
+  decodePosition,
+  positionKey,
+  refusedChunkOfKey,
+  sessionOfKey,
+} from './changelogKeys';
+import type { RefusedFilter } from './refusedFilter';
 import type { SessionStates } from './sessionStates';
 
 export async function writeBarrier(
@@ -32,6 +39,8 @@ export interface RestoreTarget {
   partition: number;
   nonce: string;
   states: SessionStates;
+  /** The partition's refused-at-capacity filter, filled from its chunks' records (if given). */
+  refused?: RefusedFilter;
   /**
    * Set by the restore: the input offset the restored state is at (the last position record of
    * `inputTopic` before the barrier), or null when the changelog has none (a changelog written
@@ -49,8 +58,8 @@ export const RESTORE_MAX_BYTES = 50 * 1024 * 1024;
 
 /**
  * Reads the changelog until each target's barrier; fills `states` with each session's
- * serialized state, decoded on its first use (tombstones delete), and `position` with the input
- * position of `inputTopic`.
+ * serialized state, decoded on its first use (tombstones delete), `refused` with the refused
+ * filter's chunks, and `position` with the input position of `inputTopic`.
  */
 export async function restorePartitions(
   kafka: Kafka,
@@ -113,6 +122,9 @@ export async function restorePartitions(
             consumer.pause([{ topic, partitions: [batch.partition] }]);
             if (pending.size === 0) finish();
             return;
+          } else {
+            const chunk = refusedChunkOfKey(key);
+            if (chunk !== null) target.refused?.restore(chunk, m.value);
           }
         }
       },

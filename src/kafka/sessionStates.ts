@@ -4,20 +4,31 @@
  * event: a restore is then about as fast as reading the changelog, and a session nobody
  * touches costs its serialized size instead of its object graph (see bench/README.md).
  *
- * The sweep of closed sessions (partition.ts) needs `closedAt`, which only decoding reveals:
- * `classify` decodes a bounded number of the kept byte strings per call, turns the closed ones
- * into ordinary (decoded) entries and leaves the open ones as bytes (docs/decisions.md).
+ * The sweep of expired sessions (partition.ts) needs `closedAt` and `lastEventAt`, which only
+ * decoding reveals: `classify` decodes a bounded number of the kept byte strings per call, turns
+ * the closed and expired ones into ordinary (decoded) entries and leaves the others as bytes. It
+ * goes round and round (an open session becomes idle later), and skips bytes that do not decode
+ * (a session's own next event dead-letters as STATE_UNREADABLE instead: a sweep that threw would
+ * hold the partition).
  */
 import { deserializeState } from '../engine/serialize';
 import { cloneState, type SessionState } from '../engine/state';
 
 type Entry = SessionState | Buffer;
 
+function readable(bytes: Buffer): SessionState | null {
+  try {
+    return deserializeState(bytes);
+  } catch {
+    return null;
+  }
+}
+
 const isBytes = (e: Entry | undefined): e is Buffer => e instanceof Buffer;
 
 export class SessionStates {
   private readonly map = new Map<string, Entry>();
-  /** Where `classify` continues; null once every kept byte string was looked at. */
+  /** Where `classify` continues; null: from the start. */
   private cursor: Iterator<[string, Entry]> | null = null;
   private serialized = 0;
 
@@ -53,7 +64,6 @@ export class SessionStates {
     if (isBytes(previous)) this.serialized--;
     this.map.set(sessionId, Buffer.from(bytes));
     this.serialized++;
-    if (this.cursor === null) this.cursor = this.map.entries();
   }
 
   /** A committed state; the store keeps `state` itself (the caller must not change it later). */
@@ -90,22 +100,24 @@ export class SessionStates {
 
   /**
    * Decodes up to `budget` of the sessions still kept as bytes, in map order, continuing where
-   * the last call stopped; a closed one is kept decoded from then on (so the sweep sees its
-   * `closedAt`), an open one stays bytes. Returns how many were decoded.
+   * the last call stopped (a call that reaches the end stops there; the next starts a new round:
+   * an open session may have become idle since); a closed one, or one
+   * `expired` says may go, is kept decoded from then on (so the sweep sees it), any other stays
+   * bytes. Returns how many were decoded.
    */
-  classify(budget: number): number {
+  classify(budget: number, expired: (s: SessionState) => boolean = () => false): number {
     let n = 0;
-    while (this.cursor !== null && n < budget) {
-      const next = this.cursor.next();
+    while (this.serialized > 0 && n < budget) {
+      const next = (this.cursor ??= this.map.entries()).next();
       if (next.done) {
-        this.cursor = null;
+        this.cursor = null; // the next call starts a new round
         break;
       }
       const [id, e] = next.value;
       if (!isBytes(e)) continue;
       n++;
-      const state = deserializeState(e);
-      if (state.closedAt !== null) this.set(id, state);
+      const state = readable(e);
+      if (state !== null && (state.closedAt !== null || expired(state))) this.set(id, state);
     }
     return n;
   }

@@ -105,6 +105,34 @@ export interface EnsuredTopics {
   replication: Replication;
   /** Existing topics replicated less than that: `underReplicated`'s lines (warned at start-up). */
   underReplicated: string[];
+  /**
+   * `max.message.bytes` of every topic the processor writes, as the broker applies it (the
+   * topic's own or the broker's default): nothing larger is ever sent (recordLimits.ts).
+   */
+  maxMessageBytes: Map<string, number>;
+}
+
+/** The effective `max.message.bytes` of `topics` (a topic the broker does not say: left out). */
+export async function maxMessageBytes(
+  admin: Admin,
+  topics: string[],
+): Promise<Map<string, number>> {
+  const { resources } = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: topics.map((name) => ({
+      type: ConfigResourceTypes.TOPIC,
+      name,
+      configNames: ['max.message.bytes'],
+    })),
+  });
+  const out = new Map<string, number>();
+  for (const r of resources) {
+    const value = Number(
+      r.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue,
+    );
+    if (Number.isSafeInteger(value) && value > 0) out.set(r.resourceName, value);
+  }
+  return out;
 }
 
 export async function ensureTopics(admin: Admin, c: Config): Promise<EnsuredTopics> {
@@ -171,6 +199,10 @@ export async function ensureTopics(admin: Admin, c: Config): Promise<EnsuredTopi
     partitions,
     replication,
     underReplicated: underReplicated(found, replication),
+    maxMessageBytes: await maxMessageBytes(
+      admin,
+      all.filter((t) => t !== c.inputTopic),
+    ),
   };
 }
 

@@ -22,7 +22,14 @@ import {
 } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
-import { onePartitionEach, outputRequests, pinPartitions, sendProblems } from './outputChunks';
+import {
+  REQUEST_BUDGET_BYTES,
+  onePartitionEach,
+  outputRequests,
+  pinPartitions,
+  sendProblems,
+} from './outputChunks';
+import { RECORD_MARGIN } from './recordLimits';
 import { causeChain, OperationalError } from '../errors';
 
 /**
@@ -51,6 +58,44 @@ export function fencingErrorType(e: unknown): string | null {
   for (const x of causeChain(e))
     if (x instanceof KafkaJSProtocolError && FENCING_ERROR_TYPES.has(x.type)) return x.type;
   return null;
+}
+
+/**
+ * The kafkajs protocol error types with which a broker refuses a record or record batch as too
+ * large for the topic (`max.message.bytes`); kafkajs marks them non-retriable, and so does
+ * src/errors.ts (RECORD_TOO_LARGE).
+ */
+export const TOO_LARGE_ERROR_TYPES: ReadonlySet<string> = new Set([
+  'MESSAGE_TOO_LARGE',
+  'RECORD_LIST_TOO_LARGE',
+]);
+
+export function isRecordTooLarge(e: unknown): boolean {
+  return causeChain(e).some(
+    (x) => x instanceof KafkaJSProtocolError && TOO_LARGE_ERROR_TYPES.has(x.type),
+  );
+}
+
+/**
+ * The broker refused one produce request of the transaction as too large: `topic` and the
+ * request's `messages` (one topic-partition's). The transaction was aborted: nothing of the
+ * batch is visible and the committed state is intact.
+ */
+export class RecordTooLargeError extends OperationalError {
+  override readonly code = 'RECORD_TOO_LARGE';
+
+  constructor(
+    readonly topic: string,
+    readonly messages: readonly Message[],
+    override readonly cause: unknown,
+  ) {
+    super(
+      'RECORD_TOO_LARGE',
+      `the broker refused ${messages.length} record(s) for ${topic} as too large: ${messageOf(cause)}`,
+      { cause },
+    );
+    this.name = 'RecordTooLargeError';
+  }
 }
 
 /** A failure before the batch's transaction began (e.g. the registry is unreachable). */
@@ -141,6 +186,8 @@ export interface BatchCommit {
   nextOffset: string;
   /** Partitions of each output topic (from ensureTopics): every output is pinned to one. */
   partitionCounts: ReadonlyMap<string, number>;
+  /** The largest record each topic takes (recordLimits.ts): requests stay below it. */
+  limitOf?: (topic: string) => number;
 }
 
 /** Where a committed transaction's time went (ms, from `performance.now()`). */
@@ -153,9 +200,9 @@ export interface CommitTimes {
 
 /**
  * One transaction: the records, the consumer offset, the commit. Throws
- * BeforeTransactionError or ProducerFencedError when none began; ProducerFencedError or
- * TransactionOutcomeUnknownError after it began (the transaction is aborted first, best effort,
- * and `onAborted` called).
+ * BeforeTransactionError or ProducerFencedError when none began; ProducerFencedError,
+ * TransactionOutcomeUnknownError or RecordTooLargeError after it began (the transaction is
+ * aborted first, and `onAborted` called; RecordTooLargeError only once the abort succeeded).
  */
 export async function commitBatch(
   producer: Producer,
@@ -181,9 +228,14 @@ export async function commitBatch(
     // One topic-partition per sendBatch (onePartitionEach): a kafkajs retry of a request to
     // several leaders can write one leader's messages twice, unseen by the check below.
     pinPartitions(c.sends, c.partitionCounts);
-    for (const request of outputRequests([...c.sends]))
+    for (const request of outputRequests([...c.sends], requestBudget(c.limitOf)))
       for (const topicMessages of onePartitionEach(request)) {
-        const results = await txn.sendBatch({ acks: -1, topicMessages });
+        const results = await txn.sendBatch({ acks: -1, topicMessages }).catch((e: unknown) => {
+          const [sent] = topicMessages;
+          throw isRecordTooLarge(e) && sent
+            ? new RecordTooLargeError(sent.topic, sent.messages, e)
+            : e;
+        });
         const { missing, repeated } = sendProblems(topicMessages, results);
         if (missing.length > 0 || repeated.length > 0)
           throw new Error(
@@ -198,11 +250,21 @@ export async function commitBatch(
     offsetsSent = performance.now();
     await txn.commit();
   } catch (e) {
-    await txn.abort().catch(() => undefined);
+    const aborted = await txn.abort().then(
+      () => true,
+      () => false,
+    );
     onAborted?.();
-    throw duringTransaction(e);
+    if (e instanceof RecordTooLargeError && aborted) throw e;
+    throw duringTransaction(e instanceof RecordTooLargeError ? e.cause : e);
   }
   return { begun, sent, offsetsSent, committed: performance.now() };
+}
+
+/** Bytes per produce request of a topic: below its record limit, which bounds a record batch. */
+function requestBudget(limitOf?: (topic: string) => number): (topic: string) => number {
+  if (limitOf === undefined) return () => REQUEST_BUDGET_BYTES;
+  return (topic) => Math.min(REQUEST_BUDGET_BYTES, limitOf(topic) - RECORD_MARGIN);
 }
 
 /**

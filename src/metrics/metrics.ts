@@ -54,6 +54,9 @@ export class Metrics implements ProcessorObserver, KeyRingObserver {
   readonly transactions: Counter<'outcome'>;
   readonly rebalances: Counter;
   readonly ready: Gauge;
+  readonly sessionsRefusedAtCapacity: Counter;
+  readonly eventsRefusedAtCapacity: Counter;
+  readonly refusedFilterFill: Gauge;
   readonly unsignedAllowed: Gauge;
   readonly trustedKeys: Gauge;
   readonly keyRingReloads: Counter<'outcome'>;
@@ -61,6 +64,8 @@ export class Metrics implements ProcessorObserver, KeyRingObserver {
   constructor(
     readonly registry: Registry,
     sessions: () => number = () => 0,
+    /** The fullest refused-at-capacity filter's share of bits set (Processor.refusedFilterFill). */
+    refusedFill: () => number = () => 0,
   ) {
     const registers = [registry];
     this.verdicts = new Counter({
@@ -166,6 +171,24 @@ export class Metrics implements ProcessorObserver, KeyRingObserver {
       name: `${P}ready`,
       help: '1 when the group is joined and all assigned state restored.',
       registers,
+    });
+    this.sessionsRefusedAtCapacity = new Counter({
+      name: `${P}sessions_refused_at_capacity_total`,
+      help: 'Sessions refused because the instance held CG_MAX_SESSIONS sessions (each counted once, when it first joins the refused filter).',
+      registers,
+    });
+    this.eventsRefusedAtCapacity = new Counter({
+      name: `${P}events_refused_at_capacity_total`,
+      help: 'Events of sessions not held, counted and not stored because the instance was at CG_MAX_SESSIONS.',
+      registers,
+    });
+    this.refusedFilterFill = new Gauge({
+      name: `${P}refused_filter_fill_ratio`,
+      help: "Share of bits set in the fullest partition's filter of sessions refused at capacity or freed by wall clock; about its 8th power of new sessions start blind by mistake.",
+      registers,
+      collect() {
+        this.set(refusedFill());
+      },
     });
     this.unsignedAllowed = new Gauge({
       name: `${P}unsigned_allowed`,
@@ -278,6 +301,11 @@ export class Metrics implements ProcessorObserver, KeyRingObserver {
 
   restored(seconds: number): void {
     this.restoreDuration.observe(seconds);
+  }
+
+  refusedAtCapacity(sessions: number, events: number): void {
+    if (sessions > 0) this.sessionsRefusedAtCapacity.inc(sessions);
+    if (events > 0) this.eventsRefusedAtCapacity.inc(events);
   }
 
   lag(partition: number, records: number): void {

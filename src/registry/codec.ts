@@ -4,6 +4,8 @@
  * BACKWARD compatibility; writers' schemas fetched by id and resolved to ours.
  * A registry that cannot be reached is a transient error (`RegistryUnavailableError`: the
  * batch is retried), never a dead letter; an unknown or foreign schema id is a dead letter.
+ * Writers' schemas are fetched by this file's own REST call, so that every answer is classified
+ * here (`classifySchemaAnswer`), and kept in a bounded LRU cache, unknown ids included.
  */
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { TimeoutMiddleware } from 'mappersmith/middleware/timeout';
@@ -49,7 +51,7 @@ export interface RegistryTls {
   caFile: string | null;
 }
 
-interface HttpResult {
+export interface HttpResult {
   status: number;
   text: string;
 }
@@ -75,6 +77,7 @@ function call(
   headers: Record<string, string>,
   body: string,
   agent?: HttpsAgent,
+  timeoutMs = REGISTRY_TIMEOUT_MS,
 ): Promise<HttpResult> {
   const u = new URL(url);
   const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -85,7 +88,7 @@ function call(
         method,
         headers: { ...headers, 'Content-Length': Buffer.byteLength(body) },
         ...(agent && u.protocol === 'https:' ? { agent } : {}),
-        timeout: REGISTRY_TIMEOUT_MS,
+        timeout: timeoutMs,
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -97,9 +100,7 @@ function call(
       },
     );
     req.on('timeout', () =>
-      req.destroy(
-        new Error(`${method} ${u.origin}${u.pathname}: no answer in ${REGISTRY_TIMEOUT_MS} ms`),
-      ),
+      req.destroy(new Error(`${method} ${u.origin}${u.pathname}: no answer in ${timeoutMs} ms`)),
     );
     req.on('error', reject);
     req.end(body);
@@ -199,9 +200,73 @@ function isNotFound(e: unknown): boolean {
   return (e as { status?: unknown } | null)?.status === 404;
 }
 
+/** Writers' schemas (or why an id has none) kept at most, least recently used out first. */
+export const WRITER_CACHE_SIZE = 1_000;
+
+/**
+ * Statuses that say nothing about the id, only that the registry cannot answer us now: wrong or
+ * expired credentials (401, 403, 407: every Avro record would fail alike, and dead-lettering
+ * them all would lose the stream to a credentials rotation), a timeout (408), rate limiting
+ * (429). Like 5xx, they wait.
+ */
+const WAITING_4XX: ReadonlySet<number> = new Set([401, 403, 407, 408, 429]);
+
+/**
+ * What an answer to GET /schemas/ids/{id} means: the schema text; an Error value for an id that
+ * has none (404 and the other 4xx: a dead letter, the status in its message); or
+ * 'unavailable' (5xx, the statuses of WAITING_4XX, anything else): the batch waits. Pure.
+ */
+export function classifySchemaAnswer(
+  id: number,
+  res: HttpResult,
+): { schema: string } | Error | 'unavailable' {
+  if (res.status === 404) return new Error(`schema id ${id} is not in the registry (HTTP 404)`);
+  if (res.status >= 400 && res.status < 500 && !WAITING_4XX.has(res.status))
+    return new Error(
+      `the registry refused schema id ${id}: HTTP ${res.status} ${res.text.slice(0, 200)}`,
+    );
+  if (res.status !== 200) return 'unavailable';
+  let body: { schema?: unknown; schemaType?: unknown };
+  try {
+    body = JSON.parse(res.text) as typeof body;
+  } catch {
+    return new Error(`schema id ${id}: the registry's answer is not JSON`);
+  }
+  if (body.schemaType !== undefined && body.schemaType !== 'AVRO')
+    return new Error(`schema id ${id} is a ${String(body.schemaType)} schema, not Avro`);
+  if (typeof body.schema !== 'string') return new Error(`schema id ${id}: no schema in the answer`);
+  return { schema: body.schema };
+}
+
+/** A Map used as an LRU cache: `get` refreshes, `set` evicts the least recently used. */
+class Lru<K, V> {
+  private readonly map = new Map<K, V>();
+
+  constructor(readonly capacity: number) {}
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  get(key: K): V | undefined {
+    const v = this.map.get(key);
+    if (v !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+
+  set(key: K, value: V): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
+  }
+}
+
 export class RegistryCodec {
   private readonly ids = new Map<string, number>();
-  private readonly writers = new Map<number, Type | Error>();
+  private readonly writers = new Lru<number, Type | Error>(WRITER_CACHE_SIZE);
 
   constructor(
     readonly registry: SchemaRegistry,
@@ -209,7 +274,13 @@ export class RegistryCodec {
     private readonly url: string,
     private readonly auth?: BasicAuth,
     private readonly agent?: HttpsAgent,
+    private readonly timeoutMs: number = REGISTRY_TIMEOUT_MS,
   ) {}
+
+  /** Writers' schemas (and unknown ids) cached now (tests). */
+  get cachedWriters(): number {
+    return this.writers.size;
+  }
 
   /** `tls.caFile`: trust that CA for an https registry (both for our calls and the library's). */
   static connect(
@@ -233,7 +304,7 @@ export class RegistryCodec {
       },
       { [SchemaType.AVRO]: { wrapUnions: true } },
     );
-    return new RegistryCodec(registry, topics, url, auth, agent);
+    return new RegistryCodec(registry, topics, url, auth, agent, timeoutMs);
   }
 
   /** The registry settings of a Config (basic auth when both username and password are set). */
@@ -334,30 +405,46 @@ export class RegistryCodec {
   private async writerType(id: number): Promise<Type | Error> {
     const cached = this.writers.get(id);
     if (cached !== undefined) return cached;
-    let schema: Type;
-    try {
-      schema = (await this.registry.getSchema(id)) as unknown as Type;
-      this.unavailable = null;
-    } catch (e) {
-      if (!isNotFound(e)) {
-        this.unavailable = `schema registry unreachable while fetching schema ${id}: ${(e as Error).message}`;
-        throw new RegistryUnavailableError(this.unavailable);
-      }
-      this.unavailable = null;
-      const missing = new Error(`schema id ${id} is not in the registry`);
-      this.writers.set(id, missing);
-      return missing;
-    }
+    const answer = await this.fetchSchema(id);
     let result: Type | Error;
-    try {
-      result = parseEventSchema(JSON.stringify(schema.schema())).union;
-    } catch (e) {
-      result = new Error(
-        `schema id ${id} is not a context-change event schema: ${(e as Error).message}`,
-      );
+    if (answer instanceof Error) result = answer;
+    else {
+      try {
+        result = parseEventSchema(answer.schema).union;
+      } catch (e) {
+        result = new Error(
+          `schema id ${id} is not a context-change event schema: ${(e as Error).message}`,
+        );
+      }
     }
     this.writers.set(id, result);
     return result;
+  }
+
+  /** GET /schemas/ids/{id}, classified; throws RegistryUnavailableError when it must wait. */
+  private async fetchSchema(id: number): Promise<{ schema: string } | Error> {
+    const what = `schema registry unreachable while fetching schema ${id}`;
+    let res: HttpResult;
+    try {
+      res = await call(
+        `${this.url}/schemas/ids/${id}`,
+        'GET',
+        registryHeaders(this.auth),
+        '',
+        this.agent,
+        this.timeoutMs,
+      );
+    } catch (e) {
+      this.unavailable = `${what}: ${(e as Error).message}`;
+      throw new RegistryUnavailableError(this.unavailable);
+    }
+    const answer = classifySchemaAnswer(id, res);
+    if (answer === 'unavailable') {
+      this.unavailable = `${what}: HTTP ${res.status} ${res.text.slice(0, 200)}`;
+      throw new RegistryUnavailableError(this.unavailable);
+    }
+    this.unavailable = null;
+    return answer;
   }
 
   /** A wire-format Avro value; throws RegistryUnavailableError only when the registry is down. */

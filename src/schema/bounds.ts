@@ -59,6 +59,11 @@ export function longerThan(s: string, limit: number): boolean {
   return utf8Length(s) > limit;
 }
 
+/** `String.prototype.isWellFormed` (Node 20+; the TypeScript lib here predates its types). */
+function isWellFormed(s: string): boolean {
+  return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
 /** Where a UTF-16 string holds an unpaired surrogate, or -1. */
 export function unpairedSurrogate(s: string): number {
   for (let i = 0; i < s.length; i++) {
@@ -110,7 +115,8 @@ function hexAt(text: string, i: number): number {
  * escape, few brackets) is answered without the pass.
  */
 export function scanJsonText(text: string): TextFinding | null {
-  const raw = unpairedSurrogate(text);
+  // Native check first (the common text is well formed); the walk only names where.
+  const raw = isWellFormed(text) ? -1 : unpairedSurrogate(text);
   if (raw >= 0) {
     return { code: 'NOT_UTF8', offset: raw, what: 'an unpaired surrogate character' };
   }
@@ -177,7 +183,7 @@ export function scanValue(value: unknown): { code: 'NOT_UTF8' | 'TOO_DEEP'; what
       continue;
     }
     if (typeof v === 'string') {
-      if (unpairedSurrogate(v) >= 0) {
+      if (!isWellFormed(v)) {
         return { code: 'NOT_UTF8', what: 'an unpaired surrogate in a string' };
       }
       continue;
@@ -190,7 +196,7 @@ export function scanValue(value: unknown): { code: 'NOT_UTF8' | 'TOO_DEEP'; what
     if (level > MAX_DEPTH) tooDeep = true;
     stack.push([v, -1]);
     for (const key of Object.keys(v)) {
-      if (unpairedSurrogate(key) >= 0) {
+      if (!isWellFormed(key)) {
         return { code: 'NOT_UTF8', what: 'an unpaired surrogate in a key' };
       }
       stack.push([(v as Record<string, unknown>)[key], level + 1]);

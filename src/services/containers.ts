@@ -1,4 +1,5 @@
 import { CCOMPAT_PATH } from './localRegistry';
+import { settledWithin } from '../time';
 import { DEFAULT_REGISTRY_VERSION } from './maven';
 
 /**
@@ -26,22 +27,14 @@ export interface StartedContainers {
 
 /** True when testcontainers loads and finds a container runtime within `timeoutMs`. */
 export async function dockerAvailable(timeoutMs: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
-    timer.unref();
-  });
   const probe = (async () => {
     const tc = await loadTestcontainers();
     if (tc === undefined) return false;
     await tc.getContainerRuntimeClient();
     return true;
+    // Any failure of the probe (no module, no socket, no permission) is the answer: no runtime.
   })().catch(() => false);
-  try {
-    return await Promise.race([probe, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return settledWithin(probe, timeoutMs, false, { unref: true });
 }
 
 export async function startContainers(startTimeoutMs: number): Promise<StartedContainers> {

@@ -18,6 +18,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { findJava } from './java';
 import { clusterId, kafkaServerArgs, LOG4J2_PROPERTIES, storageFormatArgs } from './localKafka';
 import { fetchKafkaLibs } from './maven';
+import { sleep } from '../time';
 import { freePorts, LOOPBACK } from './ports';
 import { undoIfWeDie } from './reaper';
 import {
@@ -319,7 +320,7 @@ export async function startLocalKafkaCluster(
       },
       async restart(downMs = 0) {
         await node.stop();
-        if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+        if (downMs > 0) await sleep(downMs);
         await node.start();
       },
       isolate() {

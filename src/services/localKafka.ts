@@ -13,6 +13,7 @@ import {
   startProcess,
   waitUntil,
 } from './processes';
+import { sleep } from '../time';
 
 export interface LocalKafkaOptions {
   cacheDir: string;
@@ -112,7 +113,7 @@ export async function startLocalKafka(opts: LocalKafkaOptions): Promise<LocalKaf
   // Same ports, same data: for broker-restart fault tests.
   const restart = async (downMs = 0): Promise<void> => {
     await broker.stop();
-    if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+    if (downMs > 0) await sleep(downMs);
     broker = launch();
     await ready();
   };

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { delimiter, join } from 'node:path';
 import { runCommand, seconds } from './processes';
 import { serviceSettings } from '../config/config';
+import { Serial } from '../serial';
 import { SERVICE_SETTINGS } from '../config/settings';
 
 /**
@@ -87,7 +88,7 @@ async function populateOnce(
 ): Promise<void> {
   if (existsSync(join(dir, COMPLETE_MARKER))) return;
   assertMavenInstalled();
-  await serialized(() => populate(dir, what, fill));
+  await downloads.run(() => populate(dir, what, fill));
 }
 
 async function populate(
@@ -182,13 +183,7 @@ async function maven(cwd: string, args: string[]): Promise<void> {
  * One download at a time: Kafka and the registry are fetched by callers running in parallel,
  * and two Mavens filling an empty ~/.m2 at once can trip over each other's half-written files.
  */
-let downloads: Promise<unknown> = Promise.resolve();
-
-function serialized<T>(task: () => Promise<T>): Promise<T> {
-  const run = downloads.then(task);
-  downloads = run.catch(() => undefined);
-  return run;
-}
+const downloads = new Serial();
 
 function kafkaPom(version: string): string {
   return `<?xml version="1.0" encoding="UTF-8"?>

@@ -13,6 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { undoIfWeDie } from './reaper';
+import { settledWithin, sleep } from '../time';
 
 /** A long-running child (a JVM) whose output goes to a log file and which we must stop again. */
 export interface ManagedProcess {
@@ -205,10 +206,6 @@ export function seconds(startedAt: number): string {
   return ((Date.now() - startedAt) / 1000).toFixed(1);
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** The last lines of a log file, formatted to be appended to an error message. */
 export function logTail(logFile: string | undefined, lines = 30): string {
   if (logFile === undefined || !existsSync(logFile)) return '';
@@ -238,14 +235,12 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  const done = await Promise.race([promise.then(() => true as const), timeout]);
-  clearTimeout(timer);
-  return done;
+function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  return settledWithin(
+    promise.then(() => true as const),
+    ms,
+    false,
+  );
 }
 
 let hooksInstalled = false;

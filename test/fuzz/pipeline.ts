@@ -33,10 +33,11 @@ import { stateKey } from '../../src/kafka/changelogKeys';
 import { estimatedBytes } from '../../src/kafka/outputChunks';
 import {
   KAFKA_DEAD_LETTER_CODES,
-  deadLetter,
   type DecodedRecord,
   type RawRecord,
 } from '../../src/kafka/records';
+import { deadLetter } from '../../src/kafka/deadLetters';
+import { DEFAULT_MAX_MESSAGE_BYTES, fits } from '../../src/kafka/recordLimits';
 import type { RegistryCodec } from '../../src/registry/codec';
 import { decodeEventAvro } from '../../src/schema/decodeEvent';
 import { DECODE_ERROR_CODES, decodeError } from '../../src/schema/errors';
@@ -217,10 +218,18 @@ export class Pipeline {
   ): number {
     let letter: Message;
     try {
-      letter = deadLetter(raw, SOURCE_TOPIC, 0, code as never, message);
+      letter = deadLetter(
+        raw,
+        { topic: SOURCE_TOPIC, partition: 0 },
+        code as never,
+        message,
+        DEFAULT_MAX_MESSAGE_BYTES,
+      );
     } catch (e) {
       return fail('crash', 'dead-letter', describe(e));
     }
+    if (!fits(letter, DEFAULT_MAX_MESSAGE_BYTES))
+      fail('oversize', 'dead-letter', 'over the DLQ limit');
     const carried = estimatedBytes({ key: raw.key, value: raw.value });
     const added = estimatedBytes(letter) - carried;
     if (added > OUTPUT_BOUND) fail('oversize', 'dead-letter', `its headers add ${added} bytes`);

@@ -14,7 +14,7 @@ import {
   SpillWorker,
   GuardTimeoutError,
   GuardUsageError,
-  type GuardClient,
+  GuardClient,
   type GuardedSession,
   type TurnPosition,
 } from '../../src/client';
@@ -518,5 +518,28 @@ describe('GuardClient without a processor', () => {
       /schema registry at http:\/\/127\.0\.0\.1:2 \(SCHEMA_REGISTRY_URL\)/,
     );
     expect(Date.now() - t0).toBeLessThan(30_000);
+  });
+
+  it('close() during connect() waits for it, then closes what it opened', async () => {
+    const client = new GuardClient({ env: {}, config: testConfig() });
+    const connecting = client.connect();
+    expect(client.state).toBe('connecting');
+    await client.close();
+    await connecting;
+    expect(client.state).toBe('closed');
+    expect(() => client.session('after')).toThrow(GuardClosedError);
+  });
+
+  it('a connect that fails ends the client closed, with the coded error of the step that failed', async () => {
+    for (const [config, code] of [
+      [testConfig({ brokers: ['127.0.0.1:1'] }), 'KAFKA_UNREACHABLE'],
+      [testConfig({ registryUrl: 'http://127.0.0.1:2' }), 'REGISTRY_UNREACHABLE'],
+    ] as const) {
+      const client = new GuardClient({ env: {}, config });
+      await expect(client.connect()).rejects.toMatchObject({ name: 'StartupError', code });
+      expect(client.state).toBe('closed');
+      expect(() => client.session('after')).toThrow(GuardClosedError);
+      await client.close(); // nothing left to close
+    }
   });
 });

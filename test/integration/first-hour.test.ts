@@ -143,6 +143,16 @@ describe('start-up failures of run', () => {
 });
 
 describe('the demo: run fed by simulate', () => {
+  it('simulate against an absent broker: exit 3 (as its help says) within 12 s, one line naming KAFKA_BROKERS, no stack', async () => {
+    const o = await runCli(['simulate', '--sessions', '1', '--events', '5', '--rate', '100'], {
+      KAFKA_BROKERS: `127.0.0.1:${await freePort()}`,
+      SCHEMA_REGISTRY_URL: registryUrl,
+    });
+    expect(o.status).toBe(3);
+    expect(o.ms).toBeLessThan(12_000);
+    expectOneLine(o, 'KAFKA_UNREACHABLE', 'KAFKA_BROKERS', 'simulate');
+  });
+
   it('simulate before the processor created the input topic: exit 2 within 10 s, one line naming the topic and CG_INPUT_TOPIC', async () => {
     const c = testConfig();
     const o = await runCli(['simulate', '--sessions', '1', '--events', '5', '--rate', '100'], {

@@ -14,7 +14,6 @@ import {
   decodeForBatch,
   unprocessedRecords,
   type BatchPlan,
-  type OutputEncoder,
   type StepConfig,
   type StepContext,
 } from '../../src/kafka/batchStep';
@@ -31,24 +30,11 @@ import { BeforeTransactionError } from '../../src/kafka/transaction';
 import { RegistryUnavailableError, type RegistryCodec } from '../../src/registry/codec';
 import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
 import { haltThenAcknowledgeExample, seedIncidentExample } from '../support/examples';
+import { AVRO_BODIES, DECIDED_AT, STEP_CONFIG } from '../support/stepContext';
 
-const CONFIG: StepConfig = {
-  inputFormat: 'json',
-  verdictTopic: 'verdicts',
-  spillTopic: 'spills',
-  auditTopic: 'audits',
-  dlqTopic: 'dlq',
-  changelogTopic: 'changelog',
-};
+const CONFIG = STEP_CONFIG;
+const ENCODER = AVRO_BODIES;
 
-/** The outputs' Avro bodies, as the registry codec writes them after its 5-byte header. */
-const ENCODER: OutputEncoder = {
-  encodeVerdict: (v) => verdictType.toBuffer(v),
-  encodeSpillRequest: (r) => spillRequestType.toBuffer(r),
-  encodeAudit: (a) => auditRecordType.toBuffer(a),
-};
-
-const DECIDED_AT = 1_767_300_000_000;
 const options = engineOptions();
 
 const record = (e: ContextEvent, offset: number): RawRecord => ({

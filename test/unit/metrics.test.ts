@@ -41,6 +41,24 @@ describe('metrics', () => {
     );
   });
 
+  it('count sessions and events refused at capacity, and show the refused filter fill', async () => {
+    const registry = new Registry();
+    const metrics = new Metrics(
+      registry,
+      () => 7,
+      () => 0.25,
+    );
+    expect(await registry.metrics()).toContain(
+      'compaction_guard_sessions_refused_at_capacity_total 0',
+    );
+    metrics.refusedAtCapacity(2, 5);
+    metrics.refusedAtCapacity(0, 3);
+    const text = await registry.metrics();
+    expect(text).toContain('compaction_guard_sessions_refused_at_capacity_total 2');
+    expect(text).toContain('compaction_guard_events_refused_at_capacity_total 8');
+    expect(text).toContain('compaction_guard_refused_filter_fill_ratio 0.25');
+  });
+
   it("build_info's version is package.json's, whatever it is", async () => {
     const pkg = JSON.parse(readFileSync(path.join(__dirname, '../../package.json'), 'utf8')) as {
       version: string;

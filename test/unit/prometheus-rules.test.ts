@@ -22,6 +22,7 @@ const ALERTS = [
   'CompactionGuardCommittedWithoutApproval',
   'CompactionGuardRefusalRatioHigh',
   'CompactionGuardDeadLetters',
+  'CompactionGuardAtSessionCapacity',
   'CompactionGuardLagGrowing',
   'CompactionGuardDown',
   'CompactionGuardUnauthorizedEvents',
@@ -61,7 +62,7 @@ describe('prometheus/alerts.yml', () => {
     expect(out).toContain('SUCCESS');
   });
 
-  it('defines the eight alerts, each with a severity, a summary, a description and a runbook section', () => {
+  it('defines the nine alerts, each with a severity, a summary, a description and a runbook section', () => {
     expect(rules.map((r) => r.alert)).toEqual(ALERTS);
     const runbook = readFileSync(path.join(ROOT, 'prometheus/RUNBOOK.md'), 'utf8');
     const anchors = new Set([...runbook.matchAll(/^#+ (.+)$/gm)].map((m) => githubAnchor(m[1]!)));

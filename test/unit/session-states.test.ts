@@ -62,8 +62,7 @@ describe('SessionStates (restored sessions kept as bytes)', () => {
     expect([...states.decoded()].map(([id]) => id)).toEqual(['touched']);
     expect(states.classify(2)).toBe(2); // s0 (closed), s1 (open)
     expect([...states.decoded()].map(([id]) => id)).toEqual(['s0', 'touched']);
-    expect(states.classify(10)).toBe(3); // s2..s4; 'touched' is skipped
-    expect(states.classify(10)).toBe(0);
+    expect(states.classify(10)).toBe(3); // s2..s4; 'touched' is skipped; the round ends
     expect([...states.decoded()].map(([id, s]) => [id, s.closedAt])).toEqual([
       ['s0', 1_000],
       ['s2', 1_000],
@@ -71,9 +70,25 @@ describe('SessionStates (restored sessions kept as bytes)', () => {
       ['touched', null],
     ]);
     expect(states.serializedCount).toBe(2);
-    // Bytes added after a finished pass start a new pass over all bytes (s1, s3, later).
+    // The next call starts a new round over the bytes left, and sees those added since.
     states.setSerialized('later', closed);
-    expect(states.classify(10)).toBe(3);
+    expect(states.classify(10)).toBe(3); // s1, s3, later
     expect(states.peek('later')!.closedAt).toBe(1_000);
+    expect(states.serializedCount).toBe(2);
+  });
+
+  it('classify keeps decoded an open session that `expired` lets go, and skips bytes that do not decode', () => {
+    const states = new SessionStates();
+    const idle = { ...state(null), lastEventAt: 5 };
+    const recent = { ...state(null), lastEventAt: 50 };
+    states.setSerialized('idle', serializeState(idle));
+    states.setSerialized('corrupt', Buffer.from([0xff, 1, 2, 3]));
+    states.setSerialized('recent', serializeState(recent));
+    expect(states.classify(10, (s) => s.lastEventAt! < 10)).toBe(3);
+    expect([...states.decoded()].map(([id]) => id)).toEqual(['idle']);
+    // A later round finds the one that has become idle since.
+    expect(states.classify(10, (s) => s.lastEventAt! < 100)).toBe(2);
+    expect([...states.decoded()].map(([id]) => id)).toEqual(['idle', 'recent']);
+    expect(states.serializedCount).toBe(1);
   });
 });

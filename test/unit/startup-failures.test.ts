@@ -5,14 +5,14 @@
 import { logLevel } from 'kafkajs';
 import { ConfigError } from '../../src/config/config';
 import { STARTUP_FAILURES, StartupError, exitCodeHelp } from '../../src/errors';
-import { classifyStartupFailure, reportStartupFailure } from '../../src/cli/failures';
+import { RUN_FAILURES, classifyStartupFailure, reportFailure } from '../../src/cli/failures';
 import { KafkaSecurityError, kafkajsEntryLevel, kafkajsLogLevel } from '../../src/kafka/client';
 import { RegistryAuthError } from '../../src/registry/codec';
 import { buildProgram } from '../../src/cli/main';
 
 function report(e: unknown, debug = false): { status: number; out: string } {
   let out = '';
-  const status = reportStartupFailure('run', e, debug, (s) => (out += s));
+  const status = reportFailure('run', e, RUN_FAILURES, debug, (s) => (out += s));
   return { status, out };
 }
 

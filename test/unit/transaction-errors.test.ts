@@ -1,7 +1,8 @@
 /**
  * Fencing is recognised by kafkajs' error types, not by message text (src/kafka/transaction.ts):
  * a KafkaJSProtocolError of a fencing type, bare or wrapped as kafkajs' retrier wraps it, is a
- * fencing error; other protocol errors, and messages that merely mention fencing, are not.
+ * fencing error; other protocol errors, and messages that merely mention fencing, are not. So is
+ * a broker's refusal of a record as too large (MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE).
  */
 import {
   KafkaJSConnectionError,
@@ -16,8 +17,12 @@ import {
   commitWithin,
   FENCING_ERROR_TYPES,
   fencingErrorType,
+  isRecordTooLarge,
+  RecordTooLargeError,
+  TOO_LARGE_ERROR_TYPES,
   TransactionOutcomeUnknownError,
 } from '../../src/kafka/transaction';
+import { ERROR_CODES, isRetriable } from '../../src/errors';
 
 /** A protocol error as kafkajs builds it from a broker's error code (src/protocol/error.js). */
 function protocolError(type: string, code: number, retriable = false): KafkaJSProtocolError {
@@ -121,5 +126,41 @@ describe('isTransientKafkaFailure', () => {
     expect(isTransientKafkaFailure(new KafkaJSNonRetriableError('no'))).toBe(false);
     expect(isTransientKafkaFailure(new ConfigError('CG_PARTITIONS: bad'))).toBe(false);
     expect(isTransientKafkaFailure(new Error('ECONNREFUSED'))).toBe(false);
+  });
+});
+
+describe('a record the broker refuses as too large', () => {
+  it.each([...TOO_LARGE_ERROR_TYPES])(
+    'is recognised by type %s, bare or wrapped by the retrier',
+    (type) => {
+      const bare = protocolError(type, type === 'MESSAGE_TOO_LARGE' ? 10 : 18);
+      expect(isRecordTooLarge(bare)).toBe(true);
+      const exceeded = new KafkaJSNumberOfRetriesExceeded(bare, {
+        retryCount: 0,
+        retryTime: 1,
+      } as never);
+      expect(isRecordTooLarge(exceeded)).toBe(true);
+    },
+  );
+
+  it('is not another protocol error, nor a message that says so', () => {
+    expect(isRecordTooLarge(protocolError('NOT_LEADER_FOR_PARTITION', 6, true))).toBe(false);
+    expect(isRecordTooLarge(new Error('MESSAGE_TOO_LARGE'))).toBe(false);
+  });
+
+  it('is RECORD_TOO_LARGE of the one error list: not retriable, never an exit status', () => {
+    const e = new RecordTooLargeError(
+      'dlq',
+      [{ key: 'k', value: 'v' }],
+      protocolError('MESSAGE_TOO_LARGE', 10),
+    );
+    expect(e.code).toBe('RECORD_TOO_LARGE');
+    expect(isRetriable(e)).toBe(false);
+    expect(ERROR_CODES.RECORD_TOO_LARGE).toEqual({
+      retriable: false,
+      exitCode: null,
+      toolExitCode: null,
+    });
+    expect(e.message).toContain('1 record(s) for dlq');
   });
 });

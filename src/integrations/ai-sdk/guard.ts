@@ -9,6 +9,7 @@
  */
 import type { LanguageModel, ModelMessage } from 'ai';
 import type { Policy } from '../../engine/events';
+import { Serial } from '../../serial';
 import type { GuardedSession, TranscriptRange } from '../../client/session';
 import { arrangeAfterSummary, keptPins } from '../compaction/keepPinned';
 import { offerSummary } from '../compaction/offer';
@@ -109,7 +110,7 @@ export function guardedCompaction(options: GuardedCompactionOptions): GuardedCom
   );
   const { session, positions } = context;
   const counts = new CompactionCounts();
-  let queue: Promise<unknown> = Promise.resolve();
+  const queue = new Serial();
 
   async function compactNow(messages: ModelMessage[]): Promise<ModelMessage[]> {
     await context.follow(messages, count);
@@ -165,11 +166,8 @@ export function guardedCompaction(options: GuardedCompactionOptions): GuardedCom
   }
 
   /** One compaction at a time: a conversation's calls are serialised. */
-  const compact = (messages: ModelMessage[]): Promise<ModelMessage[]> => {
-    const run = queue.then(() => compactNow(messages));
-    queue = run.catch(() => undefined);
-    return run;
-  };
+  const compact = (messages: ModelMessage[]): Promise<ModelMessage[]> =>
+    queue.run(() => compactNow(messages));
 
   return {
     counts,

@@ -9,7 +9,8 @@ import type { Verdict } from '../../engine/outputs';
 import { GuardTimeoutError } from '../../client/errors';
 import type { GuardedSession, TranscriptReader } from '../../client/session';
 import type { GuardedSummaryOptions } from './options';
-import { type CompactionCounts, CompactionRefusedError, type GuardRefusal } from './refusal';
+import { CompactionRefusedError } from '../../client/errors';
+import type { CompactionCounts, GuardRefusal } from './refusal';
 import { degenerateSummary, minTokensFor } from './summaryCheck';
 
 export interface SummaryOffer {

@@ -82,13 +82,5 @@ export class CompactionCounts {
   }
 }
 
-/** Thrown by the agent run in `onRefusal: 'throw'` mode; the history is left intact. */
-export class CompactionRefusedError extends Error {
-  override readonly name = 'CompactionRefusedError';
-  constructor(readonly refusal: GuardRefusal) {
-    super(describeRefusal(refusal));
-  }
-}
-
 /** A held-back summary: a callback (the run goes on, history intact), or 'throw'. */
 export type OnRefusal = ((refusal: GuardRefusal) => void | Promise<void>) | 'throw';

@@ -1,0 +1,325 @@
+/**
+ * No single record, however built, stops a partition (contract §8) — on the real broker and
+ * registry. The whole poison corpus in one batch of one partition, then a good session's
+ * request: every poison record is in the DLQ with its code, the good verdict is read
+ * read_committed within 30 s, no transaction aborts, the lag goes to 0 and /readyz stays 200.
+ * Then a topic's limit lowered under a running processor: the broker's MESSAGE_TOO_LARGE is
+ * learned, and the record behind it dead-lettered instead of retried for ever.
+ */
+import { ConfigResourceTypes, type Admin, type Message } from 'kafkajs';
+import type { Config } from '../../src/config/config';
+import type { ContextEvent } from '../../src/engine/events';
+import { SessionBuilder } from '../support/sessionBuilder';
+import { until } from '../support/until';
+import { faultLogFile, spawnProcessor, waitFor, type Child } from './faults/harness';
+import { decodeOutput, kafka, readTopics, testConfig, type Consumed } from './pipeline';
+
+/**
+ * The processor runs as `compaction-guard run` in a process of its own (dist/: `npm run build`
+ * first), as in production: in jest's sandbox `Math.imul` runs ~150× slower, and the string
+ * hashes of a 540 KB id would hold the event loop for seconds.
+ */
+async function run(c: Config, name: string): Promise<Child> {
+  const child = await spawnProcessor(c, faultLogFile(name));
+  await waitFor('the processor to listen', async () => (await readyz(child)) > 0, 60_000);
+  return child;
+}
+
+async function stop(child: Child | null): Promise<void> {
+  if (child === null) return;
+  child.proc.kill('SIGTERM');
+  await child.exited;
+}
+
+jest.setTimeout(180_000);
+
+const json = (e: ContextEvent | object) => JSON.stringify(e);
+
+async function createTopic(admin: Admin, topic: string, configs: Record<string, string> = {}) {
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: [
+      {
+        topic,
+        numPartitions: 3,
+        replicationFactor: 1,
+        configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })),
+      },
+    ],
+  });
+}
+
+async function metric(child: Child, line: RegExp): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${child.httpPort}/metrics`)).text();
+  const m = new RegExp(`^${line.source} (\\S+)$`, 'm').exec(text);
+  if (!m) throw new Error(`no ${line.source} in /metrics`);
+  return Number(m[1]);
+}
+
+const readyz = async (child: Child) =>
+  (await fetch(`http://127.0.0.1:${child.httpPort}/readyz`)).status;
+
+/** Polls /readyz every 200 ms until stopped; the statuses seen. */
+function watchReadiness(child: Child): { stop: () => Promise<number[]> } {
+  const seen: number[] = [];
+  let on = true;
+  const loop = (async () => {
+    while (on) {
+      seen.push(await readyz(child).catch(() => -1));
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  return {
+    stop: async () => {
+      on = false;
+      await loop;
+      return seen;
+    },
+  };
+}
+
+/** The good session: opened, a few turns, a request that leaves nothing out (APPROVE). */
+function goodSession(id: string): ContextEvent[] {
+  return new SessionBuilder(id, Date.now()).open().turns(3).request('good-1', 'TURNS', 0, 0, 0)
+    .events;
+}
+
+const onPartition0 = (key: Buffer | string, value: Buffer | string): Message => ({
+  key,
+  value,
+  partition: 0,
+});
+
+describe('the poison corpus on the real broker', () => {
+  it('dead-letters every poison record with its code and answers the good session within 30 s, with no aborted transaction', async () => {
+    const c: Config = testConfig();
+    const admin = kafka.admin();
+    await admin.connect();
+    let running: Child | null = null;
+    try {
+      // Taking the whole corpus (1.2 MB) as one record batch.
+      await createTopic(admin, c.inputTopic, { 'max.message.bytes': String(4 * 1024 * 1024) });
+      await createTopic(admin, c.changelogTopic, {
+        'cleanup.policy': 'compact',
+        'min.compaction.lag.ms': '0',
+      });
+      // A DLQ taking 256 KiB (the big poison records' dead letters are cut to fit), and an audit
+      // topic taking 4 KiB (an advisory quoting a 4 KB reason cannot go there).
+      await createTopic(admin, c.dlqTopic, { 'max.message.bytes': String(256 * 1024) });
+      await createTopic(admin, c.auditTopic, { 'max.message.bytes': '4096' });
+
+      // A session whose committed state does not decode (a corrupted changelog record).
+      const producer = kafka.producer();
+      await producer.connect();
+      await producer.send({
+        topic: c.changelogTopic,
+        messages: [onPartition0('corrupt-state', Buffer.from([0x7f, 0xde, 0xad]))],
+      });
+
+      const t0 = Date.now();
+      const deep = `{"type":"TurnAppended","sessionId":"deep","seq":0,"eventId":"d","occurredAt":${t0},"x":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+      const turnBuilder = new SessionBuilder('far-turn', t0).open();
+      const farTurn = {
+        ...turnBuilder.turn(10).last,
+        turn: 9_007_199_254_740_990,
+      };
+      const hugeRequest = {
+        type: 'CompactionRequested',
+        sessionId: 'unknown-huge-request',
+        seq: 0,
+        eventId: 'e0',
+        occurredAt: t0,
+        requestId: 'r'.repeat(540 * 1024),
+        unit: 'TURNS',
+        summaryInput: { start: 0, end: 1 },
+        tailStart: 1,
+        occupancyTokens: null,
+      };
+      const misrouted = new SessionBuilder('misrouted', t0).open().events[0]!;
+      const ack = new SessionBuilder('long-reason', t0).open().turns(2);
+      ack.acknowledge('TURNS', 0, 1, 'oncall@example.com', 'r'.repeat(4096));
+      const corrupt = new SessionBuilder('corrupt-state', t0).skipSeq(7).turns(1).events[0]!;
+      const good = goodSession('good-session');
+
+      /** Each record, and the dead-letter code it must get (null: not a dead letter). */
+      const corpus: [string, Message, string | null][] = [
+        ['nested 5,000 deep (10 KB)', onPartition0('deep', deep), 'TOO_DEEP'],
+        ...turnBuilder.events
+          .slice(0, 1)
+          .map((e): [string, Message, null] => [
+            'far-turn opened',
+            onPartition0(e.sessionId, json(e)),
+            null,
+          ]),
+        [
+          'a TurnAppended at turn 9007199254740990',
+          onPartition0('far-turn', json(farTurn)),
+          'NUMBER_TOO_LARGE',
+        ],
+        [
+          'a request on an unknown session with a 540 KB requestId',
+          onPartition0(hugeRequest.sessionId, json(hugeRequest)),
+          'TOO_LONG',
+        ],
+        [
+          'a KEY_MISMATCH with a 600 KB key',
+          onPartition0(Buffer.alloc(600 * 1024, 0x6b), json(misrouted)),
+          'KEY_MISMATCH',
+        ],
+        ...ack.events
+          .slice(0, -1)
+          .map((e): [string, Message, null] => [
+            'long-reason session',
+            onPartition0(e.sessionId, json(e)),
+            null,
+          ]),
+        [
+          'a LossAcknowledged whose advisory exceeds the audit topic',
+          onPartition0('long-reason', json(ack.last)),
+          'OUTPUT_TOO_LARGE',
+        ],
+        [
+          'an event of a session whose stored state does not decode',
+          onPartition0('corrupt-state', json(corrupt)),
+          'STATE_UNREADABLE',
+        ],
+        ...good.map((e): [string, Message, null] => [
+          'good session',
+          onPartition0(e.sessionId, json(e)),
+          null,
+        ]),
+      ];
+      // One produce request: one batch of partition 0 for the processor's first fetch.
+      await producer.send({ topic: c.inputTopic, acks: -1, messages: corpus.map(([, m]) => m) });
+      await producer.disconnect();
+      const produced = Date.now();
+
+      running = await run(c, 'poison');
+      const readiness = watchReadiness(running);
+      const child = running;
+      // Its topics exist once it is ready (read before, the verdict topic may not yet).
+      await waitFor('ready', async () => (await readyz(child)) === 200, 60_000);
+      const verdicts = await readTopics(
+        [c.verdictTopic],
+        (rs) => rs.some((r) => r.key === 'good-session'),
+        30_000,
+      );
+      const answeredAfter = Date.now() - produced;
+      const good1 = verdicts
+        .filter((r) => r.key === 'good-session')
+        .map((r) => decodeOutput(c, r))[0];
+      expect(good1).toMatchObject({ record: 'verdict', requestId: 'good-1', decision: 'APPROVE' });
+      expect(answeredAfter).toBeLessThan(30_000);
+
+      const expected = corpus.flatMap(([what, , code], offset) =>
+        code === null ? [] : [{ offset: String(offset), what, code }],
+      );
+      const dlq = await readTopics([c.dlqTopic], (rs) => rs.length >= expected.length, 30_000);
+      // Dead letters keep their record's key, so they spread over the DLQ's partitions.
+      const byOffset = [...dlq].sort(
+        (a, b) => Number(a.headers['cg.source.offset']) - Number(b.headers['cg.source.offset']),
+      );
+      const got = byOffset.map((r: Consumed) => ({
+        offset: r.headers['cg.source.offset'],
+        what: corpus[Number(r.headers['cg.source.offset'])]![0],
+        code: r.headers['cg.error.code'],
+      }));
+      expect(got).toEqual(expected);
+      for (const r of dlq) {
+        expect(Buffer.byteLength(r.headers['cg.error.message']!)).toBeLessThanOrEqual(1024);
+        expect((r.key?.length ?? 0) + (r.value?.length ?? 0)).toBeLessThan(256 * 1024);
+      }
+      // The 600 KB key did not fit the 256 KiB DLQ: cut, with its length and digest.
+      const keyLetter = dlq.find((r) => r.headers['cg.error.code'] === 'KEY_MISMATCH')!;
+      expect(keyLetter.headers).toMatchObject({
+        'cg.truncated': 'key,value',
+        'cg.original.key.length': String(600 * 1024),
+        'cg.original.key.sha256': expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
+
+      await until('lag 0', async () =>
+        (await metric(running!, /compaction_guard_consumer_lag_records\{partition="0"\}/)) === 0
+          ? true
+          : undefined,
+      );
+      expect(
+        await metric(running, /compaction_guard_transactions_total\{outcome="aborted"\}/),
+      ).toBe(0);
+      expect(
+        await metric(running, /compaction_guard_dead_letters_total\{code="STATE_UNREADABLE"\}/),
+      ).toBe(1);
+      const seen = await readiness.stop();
+      expect(seen.length).toBeGreaterThanOrEqual(2);
+      // Ready from its first restore on, and never unready again.
+      expect(seen.slice(seen.indexOf(200))).toEqual(seen.slice(seen.indexOf(200)).map(() => 200));
+      expect(await readyz(running)).toBe(200);
+    } finally {
+      await stop(running);
+      await admin.disconnect();
+    }
+  });
+
+  it("learns a topic's lower limit from the broker's MESSAGE_TOO_LARGE: the record is dead-lettered, the partition goes on", async () => {
+    const c: Config = testConfig();
+    const running = await run(c, 'too-large');
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await waitFor('ready', async () => (await readyz(running)) === 200, 60_000);
+      // Lowered under the running processor, which read 1 MiB at start-up.
+      await admin.alterConfigs({
+        validateOnly: false,
+        resources: [
+          {
+            type: ConfigResourceTypes.TOPIC,
+            name: c.verdictTopic,
+            configEntries: [{ name: 'max.message.bytes', value: '1500' }],
+          },
+        ],
+      });
+      await new Promise((r) => setTimeout(r, 2_000));
+      const t0 = Date.now();
+      // A refusal naming many holes: its verdict is several kilobytes.
+      const refused = new SessionBuilder('big-verdict', t0).open();
+      for (let i = 0; i < 40; i++) refused.turn(10, 'USER', i % 2 === 0 ? ['CONSTRAINT'] : []);
+      for (let i = 0; i < 16; i++) refused.truncate('TURNS', 2 * i, 2 * i + 1);
+      refused.request('r-'.padEnd(200, 'x'), 'TURNS', 20, 30, 30);
+      const producer = kafka.producer();
+      await producer.connect();
+      await producer.send({
+        topic: c.inputTopic,
+        acks: -1,
+        messages: refused.events.map((e) => onPartition0(e.sessionId, json(e))),
+      });
+      const dlq = await readTopics([c.dlqTopic], (rs) => rs.length >= 1, 60_000);
+      expect(dlq.map((r) => [r.headers['cg.error.code'], r.headers['cg.source.offset']])).toEqual([
+        ['OUTPUT_TOO_LARGE', String(refused.events.length - 1)],
+      ]);
+      expect(dlq[0]!.headers['cg.error.message']).toMatch(
+        /more than topic .* takes \(max\.message\.bytes \d+\)/,
+      );
+      // The partition goes on: a later request is answered.
+      const later = goodSession('after');
+      await producer.send({
+        topic: c.inputTopic,
+        acks: -1,
+        messages: later.map((e) => onPartition0(e.sessionId, json(e))),
+      });
+      await producer.disconnect();
+      const verdicts = await readTopics(
+        [c.verdictTopic],
+        (rs) => rs.some((r) => r.key === 'after'),
+        30_000,
+      );
+      expect(verdicts.map((r) => r.key)).toContain('after');
+      // One transaction aborted (the refused one), then none.
+      expect(
+        await metric(running, /compaction_guard_transactions_total\{outcome="aborted"\}/),
+      ).toBe(1);
+      expect(await readyz(running)).toBe(200);
+    } finally {
+      await stop(running);
+      await admin.disconnect();
+    }
+  });
+});

@@ -1,0 +1,36 @@
+/** A batch planner's context for unit tests (src/kafka/batchStep.ts), without Kafka. */
+import { engineOptions } from '../../src/engine';
+import type { OutputEncoder, StepConfig, StepContext } from '../../src/kafka/batchStep';
+import { SessionStates } from '../../src/kafka/sessionStates';
+import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
+
+export const STEP_CONFIG: StepConfig = {
+  inputFormat: 'json',
+  verdictTopic: 'verdicts',
+  spillTopic: 'spills',
+  auditTopic: 'audits',
+  dlqTopic: 'dlq',
+  changelogTopic: 'changelog',
+};
+
+/** The outputs' Avro bodies, as the registry codec writes them after its 5-byte header. */
+export const AVRO_BODIES: OutputEncoder = {
+  encodeVerdict: (v) => verdictType.toBuffer(v),
+  encodeSpillRequest: (r) => spillRequestType.toBuffer(r),
+  encodeAudit: (a) => auditRecordType.toBuffer(a),
+};
+
+export const DECIDED_AT = 1_767_300_000_000;
+
+/** No committed session, the default engine options, a fixed clock; `overrides` win. */
+export function stepContext(overrides: Partial<StepContext> = {}): StepContext {
+  return {
+    config: STEP_CONFIG,
+    encoder: AVRO_BODIES,
+    engine: engineOptions(),
+    committed: new SessionStates(),
+    clock: () => DECIDED_AT,
+    timer: () => 0,
+    ...overrides,
+  };
+}

@@ -128,7 +128,7 @@ export function buildProgram(): Command {
     )
     .option(
       '--replay',
-      "stamp occurredAt from the model's clock (2026-01-01, 1 ms per event) instead of the wall clock at send time",
+      "stamp occurredAt from the model's clock (2026-01-01, 1 ms per event) instead of the wall clock at send time; a processor frees sessions idle longer than CG_IDLE_MS + CG_SWEEP_DELAY_MS by wall clock, so give it a CG_IDLE_MS longer than the events' age",
     )
     .addHelpText(
       'after',

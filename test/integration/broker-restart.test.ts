@@ -6,7 +6,6 @@
  */
 import { startLocalKafka, type LocalKafka } from '../../src/services/localKafka';
 import { cacheDir, DEFAULT_KAFKA_VERSION } from '../../src/services/maven';
-import { generateFleetArray } from '../../src/sim';
 
 jest.setTimeout(420_000);
 
@@ -28,13 +27,13 @@ describe('contract §8 under a broker restart', () => {
   });
 
   it('the processor recovers by itself and every output is there exactly once', async () => {
-    const { codecFor, produceEvents, start, testConfig } = await import('./pipeline');
+    const { codecFor, liveFleet, produceEvents, start, testConfig } = await import('./pipeline');
     const { exactlyOnce, expectExactlyOnce, report, sleep, waitAllCommitted } =
       await import('./faults/harness');
     const started = Date.now();
     const c = testConfig({ partitions: 3, sessionTimeoutMs: 6_000, transactionTimeoutMs: 5_000 });
     expect(c.brokers).toEqual(broker.brokers);
-    const { events } = generateFleetArray({
+    const { events } = liveFleet({
       sessions: 30,
       events: 2_400,
       seed: 303,

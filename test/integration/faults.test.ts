@@ -8,12 +8,20 @@
  * minutes on a loaded 2-core machine).
  * A broker restart: test/integration/broker-restart.test.ts (it needs a broker of its own).
  */
-import { generateFleetArray, Rng } from '../../src/sim';
+import { Rng } from '../../src/sim';
 import type { ContextEvent } from '../../src/engine/events';
 import { verdictType } from '../../src/schema/schemas';
 import { withHeader } from '../../src/registry/codec';
 import { seedIncident } from '../support/sessionBuilder';
-import { codecFor, offline, produceEvents, produceRaw, start, testConfig } from './pipeline';
+import {
+  codecFor,
+  liveFleet,
+  offline,
+  produceEvents,
+  produceRaw,
+  start,
+  testConfig,
+} from './pipeline';
 import {
   drain,
   exactlyOnce,
@@ -44,7 +52,7 @@ describe('contract §8 under faults', () => {
   it(`hard kills: ${CYCLES} SIGKILL/restart cycles of the CLI process, then exactly once`, async () => {
     const started = Date.now();
     const c = testConfig({ partitions: 3, sessionTimeoutMs: 6_000, transactionTimeoutMs: 5_000 });
-    const { events } = generateFleetArray({
+    const { events } = liveFleet({
       sessions: 30,
       events: 3_000,
       seed: 101,
@@ -106,7 +114,7 @@ describe('contract §8 under faults', () => {
   it('rebalances: three in-process instances joining and leaving under load, then exactly once', async () => {
     const started = Date.now();
     const c = testConfig({ partitions: 4 });
-    const { events } = generateFleetArray({
+    const { events } = liveFleet({
       sessions: 40,
       events: 3_000,
       seed: 202,
@@ -164,7 +172,7 @@ describe('contract §8 under faults', () => {
     const base = testConfig({ partitions: 2 });
     const proxy = await startRegistryProxy(base.registryUrl!);
     const c = { ...base, registryUrl: proxy.url };
-    const { events } = generateFleetArray({
+    const { events } = liveFleet({
       sessions: 20,
       events: 1_500,
       seed: 303,
@@ -322,7 +330,7 @@ describe('contract §8 under faults', () => {
 
       // Good sessions after the garbage, with duplicate deliveries and events out of order;
       // the oracle is the offline audit of exactly this delivered order.
-      const { events: fleet } = generateFleetArray({
+      const { events: fleet } = liveFleet({
         sessions: 8,
         events: 600,
         seed: 404,

@@ -11,6 +11,7 @@ import { serviceEnv } from './env';
 import { Replay, SessionsInPlace, type AuditLineRecord } from '../../src/audit/replay';
 import { engineOptions } from '../../src/engine';
 import type { TrustedKeyRing } from '../../src/engine/authority';
+import { generateFleetArray, type FleetOptions } from '../../src/sim';
 
 export const { brokers, registryUrl } = serviceEnv();
 // CG_TEST_KAFKA_LOG=nothing quiets the expected connection errors of fault tests.
@@ -19,6 +20,15 @@ export const kafka = new Kafka({
   brokers,
   logLevel: process.env.CG_TEST_KAFKA_LOG === 'nothing' ? logLevel.NOTHING : logLevel.ERROR,
 });
+
+/**
+ * A simulated fleet stamped from the wall clock, as live traffic is. The processor frees
+ * sessions idle longer than CG_IDLE_MS by wall clock and they come back blind (decisions 123,
+ * 124), so a fleet on the model's clock (2026-01-01) would decide differently from `audit`.
+ */
+export function liveFleet(options: FleetOptions): ReturnType<typeof generateFleetArray> {
+  return generateFleetArray({ startTime: Date.now(), ...options });
+}
 
 /** A config with topics and group unique to one test. */
 export function testConfig(overrides: Partial<Config> = {}): Config {

@@ -4,13 +4,13 @@
  */
 import { createServer, type AddressInfo } from 'node:net';
 import { seedIncident } from '../support/sessionBuilder';
-import { generateFleetArray } from '../../src/sim';
 import {
   brokers,
   codecFor,
   countOf,
   kafka,
   decodeOutput,
+  liveFleet,
   offline,
   produceEvents,
   produceRaw,
@@ -56,7 +56,7 @@ describe('processor on a real Kafka', () => {
 
   it('verdicts of a few thousand simulated events equal the offline audit of the same events', async () => {
     const c = testConfig();
-    const { events } = generateFleetArray({
+    const { events } = liveFleet({
       sessions: 40,
       events: 4000,
       seed: 7,
@@ -80,7 +80,7 @@ describe('processor on a real Kafka', () => {
 
   it('a restart mid-stream gives exactly one verdict per request and continues from the restored state', async () => {
     const c = testConfig();
-    const { events } = generateFleetArray({
+    const { events } = liveFleet({
       sessions: 30,
       events: 3000,
       seed: 11,
@@ -105,7 +105,7 @@ describe('processor on a real Kafka', () => {
 
   it('a group offset left behind the restored state (as OffsetFetch can answer after a coordinator failover) reprocesses nothing: the position comes from the changelog', async () => {
     const c = testConfig();
-    const { events } = generateFleetArray({
+    const { events } = liveFleet({
       sessions: 30,
       events: 3000,
       seed: 13,
@@ -207,7 +207,7 @@ describe('processor on a real Kafka', () => {
 describe('scale-out', () => {
   it('two instances started together split the partitions and together produce the same verdicts as one', async () => {
     const c = testConfig({ partitions: 4 });
-    const { events } = generateFleetArray({
+    const { events } = liveFleet({
       sessions: 40,
       events: 3000,
       seed: 23,

@@ -18,10 +18,17 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Running } from '../../src/cli/run';
-import { generateFleetArray } from '../../src/sim';
 import { haltThenAcknowledgeExample } from '../support/examples';
 import { ROOT, alertRules, dashboardTargets, selectors, withIntervals } from '../support/promql';
-import { codecFor, offline, produceEvents, produceRaw, start, testConfig } from './pipeline';
+import {
+  codecFor,
+  liveFleet,
+  offline,
+  produceEvents,
+  produceRaw,
+  start,
+  testConfig,
+} from './pipeline';
 import { PROMETHEUS, type PrometheusServer, startPrometheus } from '../support/prometheusServer';
 import { until } from '../support/until';
 
@@ -77,7 +84,7 @@ describe('Prometheus on the live processor', () => {
 
     // Events: a simulated fleet whose faulty sessions commit without approval and halt
     // (spill DISABLED), split in two phases, plus a halting session and a garbage record per phase.
-    const { events } = generateFleetArray({
+    const { events } = liveFleet({
       sessions: 40,
       events: 3000,
       seed: 7,
@@ -181,7 +188,7 @@ describe('Prometheus on the live processor', () => {
 
     // Every alert expression: the whole (success), its compared values and selectors (data).
     const rules = alertRules();
-    expect(rules).toHaveLength(8);
+    expect(rules).toHaveLength(9);
     for (const rule of rules) {
       const whole = await query(rule.expr);
       expect([rule.alert, whole.status, whole.error]).toEqual([rule.alert, 'success', undefined]);

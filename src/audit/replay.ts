@@ -3,10 +3,10 @@
  * line: a line in, the records it produces out. `decidedAt` is the request's occurredAt, so a
  * replay is byte-identical (a malformed request whose occurredAt did not decode: 0).
  */
-import type { EngineInput, Output, SessionState } from '../engine';
+import type { EngineInput, Output } from '../engine';
 import type { EngineOptions } from '../engine/evolve';
 import { evolveInPlace } from '../engine/step';
-import { engineOptions } from '../engine/fleet';
+import { Fleet, engineOptions } from '../engine/fleet';
 import { type DecodeResult, decodeEventBytes, decodeEventLine } from '../schema/decodeEvent';
 
 export interface DeadLetterRecord {
@@ -41,30 +41,9 @@ export interface ReplayFleet {
  * The replay's sessions, owned by it: each event through `evolveInPlace` on the session's state,
  * the step the processor runs on a batch's working copy (src/kafka/batchStep.ts).
  */
-export class SessionsInPlace implements ReplayFleet {
-  private readonly states = new Map<string, SessionState>();
-
-  constructor(readonly options: EngineOptions = engineOptions()) {}
-
-  process(input: EngineInput, decidedAt: number): { readonly outputs: readonly Output[] } {
-    const prev = this.states.get(input.sessionId);
-    const result = evolveInPlace(prev, input, decidedAt, this.options);
-    // A closed session past its grace period comes back as a fresh state (contract §4).
-    if (result.state !== prev) this.states.set(input.sessionId, result.state);
-    return result;
-  }
-
-  get(sessionId: string): SessionState | undefined {
-    return this.states.get(sessionId);
-  }
-
-  get size(): number {
-    return this.states.size;
-  }
-
-  /** Every session and its state (e.g. to compare with a processor's changelog). */
-  entries(): IterableIterator<[string, SessionState]> {
-    return this.states.entries();
+export class SessionsInPlace extends Fleet {
+  constructor(options: EngineOptions = engineOptions()) {
+    super(options, evolveInPlace);
   }
 }
 

@@ -10,7 +10,8 @@ import type { SpillRequest } from '../engine/outputs';
 import { spillRequestType } from '../schema/schemas';
 import type { GuardClient } from './client';
 import type { SpillStore } from './spill';
-import { WireDecoder } from './wire';
+import { SchemaReaders } from '../registry/schemaReaders';
+import { readWireHeader } from '../registry/wireFormat';
 import { failureText } from './transcript';
 import type { SigningKey } from '../authority/signing';
 
@@ -33,7 +34,7 @@ export interface SpillWorkerOptions {
 
 export class SpillWorker {
   private consumer: Consumer | null = null;
-  private readonly decoder: WireDecoder<SpillRequest>;
+  private readonly readers: SchemaReaders;
   /** Spill requests answered so far (SpillCompleted or SpillFailed sent). */
   answered = 0;
 
@@ -42,11 +43,7 @@ export class SpillWorker {
     private readonly options: SpillWorkerOptions,
     private readonly log: Logger = pino({ level: 'warn' }),
   ) {
-    this.decoder = new WireDecoder<SpillRequest>(
-      client.registryCodec,
-      spillRequestType,
-      'spill request',
-    );
+    this.readers = new SchemaReaders(client.registryCodec.registry);
   }
 
   /** Joins the group and answers spill requests from the group's committed position on. */
@@ -67,7 +64,7 @@ export class SpillWorker {
     await consumer.run({
       eachMessage: async ({ message }) => {
         if (message.value === null) return;
-        if (!isWireFormat(message.value)) {
+        if (readWireHeader(message.value) === null) {
           // Not a record of the processor's at all (only it writes this topic): nothing to answer.
           this.log.error(
             { offset: message.offset },
@@ -75,7 +72,11 @@ export class SpillWorker {
           );
           return;
         }
-        const request = await this.decoder.decode(message.value);
+        const request = await this.readers.read<SpillRequest>(
+          spillRequestType,
+          message.value,
+          'spill request',
+        );
         await this.answer(request);
       },
     });
@@ -132,11 +133,6 @@ export class SpillWorker {
     );
     this.answered++;
   }
-}
-
-/** The Confluent wire format's header: magic byte 0 and a 4-byte schema id. */
-function isWireFormat(value: Buffer): boolean {
-  return value.length >= 5 && value[0] === 0;
 }
 
 /** The bytes to store; nothing at all for a non-empty range is a failed read, not a spill. */

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Verdict } from '../engine/outputs';
 import type { RegistryCodec } from '../registry/codec';
 import { verdictType } from '../schema/schemas';
-import { WireDecoder } from './wire';
+import { SchemaReaders } from '../registry/schemaReaders';
 import { GuardClosedError } from './errors';
 import { withTimeout } from '../time';
 
@@ -26,7 +26,7 @@ export class VerdictListener {
   private readonly waiters = new Map<string, Waiter>();
   /** Sessions with a waiter: a verdict for any other key is not decoded. */
   private readonly sessions = new Map<string, number>();
-  private readonly decoder: WireDecoder<Verdict>;
+  private readonly readers: SchemaReaders;
   private consumer: Consumer | null = null;
 
   constructor(
@@ -36,7 +36,7 @@ export class VerdictListener {
     private readonly groupPrefix: string,
     private readonly log: Logger,
   ) {
-    this.decoder = new WireDecoder<Verdict>(codec, verdictType, 'verdict');
+    this.readers = new SchemaReaders(codec.registry);
   }
 
   /**
@@ -118,7 +118,7 @@ export class VerdictListener {
     if (!this.sessions.has(sessionId)) return;
     let verdict: Verdict;
     try {
-      verdict = await this.decoder.decode(value);
+      verdict = await this.readers.read<Verdict>(verdictType, value, 'verdict');
     } catch (e) {
       this.log.warn({ err: e, sessionId }, 'undecodable verdict skipped');
       return;

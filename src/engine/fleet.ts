@@ -1,8 +1,9 @@
 /**
- * Many sessions, keyed by sessionId, as immutable values: every step makes a new state and
- * earlier ones stay as they were (tests, the decision benchmark). A caller that owns its states
- * runs `evolveInPlace` (step.ts) on them instead: `audit` (src/audit/replay.ts) and the Kafka
- * processor, on a batch's copies of its committed states (src/kafka/batchStep.ts).
+ * Many sessions, keyed by sessionId, each event through its session's state. By default as
+ * immutable values: every step makes a new state and earlier ones stay as they were (tests, the
+ * decision benchmark). A caller that owns its states steps them in place with `evolveInPlace`
+ * (step.ts): `audit` (src/audit/replay.ts, `SessionsInPlace`) and the Kafka processor, on a
+ * batch's copies of its committed states (src/kafka/batchStep.ts).
  */
 import { type EngineInput, type EngineOptions, type StepResult, evolve } from './evolve';
 import type { SessionState } from './state';
@@ -21,16 +22,22 @@ export function engineOptions(overrides: Partial<EngineOptions> = {}): EngineOpt
   };
 }
 
+type Step = typeof evolve;
+
 export class Fleet {
   private readonly sessions = new Map<string, SessionState>();
 
-  constructor(readonly options: EngineOptions = engineOptions()) {}
+  constructor(
+    readonly options: EngineOptions = engineOptions(),
+    private readonly step: Step = evolve,
+  ) {}
 
   /** Runs one event through its session and keeps the new state. */
   process(input: EngineInput, decidedAt: number): StepResult {
     const id = input.sessionId;
     const prev = this.sessions.get(id);
-    const result = evolve(prev, input, decidedAt, this.options);
+    const result = this.step(prev, input, decidedAt, this.options);
+    // A new session, or a closed one past its grace period back as a fresh state (contract §4).
     if (result.state !== prev) this.sessions.set(id, result.state);
     return result;
   }
@@ -51,6 +58,7 @@ export class Fleet {
     return this.sessions.size;
   }
 
+  /** Every session and its state (e.g. to compare with a processor's changelog). */
   entries(): IterableIterator<[string, SessionState]> {
     return this.sessions.entries();
   }

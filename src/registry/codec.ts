@@ -25,6 +25,8 @@ import {
 } from '../schema/schemas';
 import { decodeError } from '../schema/errors';
 import { errorClass } from '../errors';
+import { Lru } from './lru';
+import { readWireHeader, withHeader } from './wireFormat';
 
 /** One registry call failed (timeout, 5xx, connection): retriable. */
 export class RegistryUnavailableError extends errorClass('REGISTRY_UNAVAILABLE') {}
@@ -38,8 +40,6 @@ export interface SubjectTopics {
   spillTopic: string;
   auditTopic: string;
 }
-
-const MAGIC = 0;
 
 export interface BasicAuth {
   username: string;
@@ -183,13 +183,6 @@ async function registerUnion(
   return body.id;
 }
 
-export function withHeader(schemaId: number, body: Buffer): Buffer {
-  const header = Buffer.alloc(5);
-  header.writeUInt8(MAGIC, 0);
-  header.writeInt32BE(schemaId, 1);
-  return Buffer.concat([header, body]);
-}
-
 /**
  * A failed registry call: HTTP 404 means the id (or subject) does not exist; anything else is
  * transient. @kafkajs/confluent-schema-registry rejects every non-2xx answer with its
@@ -236,32 +229,6 @@ export function classifySchemaAnswer(
     return new Error(`schema id ${id} is a ${String(body.schemaType)} schema, not Avro`);
   if (typeof body.schema !== 'string') return new Error(`schema id ${id}: no schema in the answer`);
   return { schema: body.schema };
-}
-
-/** A Map used as an LRU cache: `get` refreshes, `set` evicts the least recently used. */
-class Lru<K, V> {
-  private readonly map = new Map<K, V>();
-
-  constructor(readonly capacity: number) {}
-
-  get size(): number {
-    return this.map.size;
-  }
-
-  get(key: K): V | undefined {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
-  }
-
-  set(key: K, value: V): void {
-    this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
-  }
 }
 
 export class RegistryCodec {
@@ -449,7 +416,8 @@ export class RegistryCodec {
 
   /** A wire-format Avro value; throws RegistryUnavailableError only when the registry is down. */
   async decodeEvent(buf: Buffer): Promise<DecodeResult> {
-    if (buf.length < 5 || buf[0] !== MAGIC) {
+    const wire = readWireHeader(buf);
+    if (wire === null) {
       return {
         ok: false,
         error: decodeError(
@@ -458,10 +426,9 @@ export class RegistryCodec {
         ),
       };
     }
-    const id = buf.readInt32BE(1);
-    const writer = await this.writerType(id);
+    const writer = await this.writerType(wire.schemaId);
     if (writer instanceof Error)
       return { ok: false, error: decodeError('AVRO_DECODE', writer.message) };
-    return decodeEventAvro(buf.subarray(5), writer);
+    return decodeEventAvro(wire.body, writer);
   }
 }

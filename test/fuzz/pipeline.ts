@@ -39,6 +39,7 @@ import {
 import { deadLetter } from '../../src/kafka/deadLetters';
 import { DEFAULT_MAX_MESSAGE_BYTES, fits } from '../../src/kafka/recordLimits';
 import type { RegistryCodec } from '../../src/registry/codec';
+import { readWireHeader, withHeader } from '../../src/registry/wireFormat';
 import { decodeEventAvro } from '../../src/schema/decodeEvent';
 import { DECODE_ERROR_CODES, decodeError } from '../../src/schema/errors';
 import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
@@ -97,13 +98,14 @@ const SOURCE_TOPIC = 'agent.context-changes';
  */
 const LOCAL_CODEC = {
   async decodeEvent(buf: Buffer) {
-    if (buf.length < 5 || buf[0] !== 0) {
+    const wire = readWireHeader(buf);
+    if (wire === null) {
       return {
         ok: false as const,
         error: decodeError('AVRO_DECODE', 'not the Confluent wire format'),
       };
     }
-    return decodeEventAvro(buf.subarray(5));
+    return decodeEventAvro(wire.body);
   },
 } as unknown as RegistryCodec;
 
@@ -112,17 +114,14 @@ const KNOWN_CODES: ReadonlySet<string> = new Set<string>([
   ...KAFKA_DEAD_LETTER_CODES,
 ]);
 
-/** The Confluent wire format's header before an Avro body (schema id 1). */
-const WIRE_HEADER = Buffer.from([0, 0, 0, 0, 1]);
-
 function encodeOutput(o: Output): Buffer {
   switch (o.record) {
     case 'verdict':
-      return Buffer.concat([WIRE_HEADER, verdictType.toBuffer(o.value)]);
+      return withHeader(1, verdictType.toBuffer(o.value));
     case 'spill-request':
-      return Buffer.concat([WIRE_HEADER, spillRequestType.toBuffer(o.value)]);
+      return withHeader(1, spillRequestType.toBuffer(o.value));
     case 'audit':
-      return Buffer.concat([WIRE_HEADER, auditRecordType.toBuffer(o.value)]);
+      return withHeader(1, auditRecordType.toBuffer(o.value));
   }
 }
 

@@ -11,7 +11,7 @@
 import { Rng } from '../../src/sim';
 import type { ContextEvent } from '../../src/engine/events';
 import { verdictType } from '../../src/schema/schemas';
-import { withHeader } from '../../src/registry/codec';
+import { withHeader } from '../../src/registry/wireFormat';
 import { seedIncident } from '../support/sessionBuilder';
 import {
   codecFor,

@@ -12,8 +12,8 @@ import {
   RegistryCodec,
   RegistryUnavailableError,
   WRITER_CACHE_SIZE,
-  withHeader,
 } from '../../src/registry/codec';
+import { withHeader } from '../../src/registry/wireFormat';
 import { SessionBuilder } from '../support/sessionBuilder';
 
 const TOPICS = { inputTopic: 'in', verdictTopic: 'v', spillTopic: 's', auditTopic: 'a' };

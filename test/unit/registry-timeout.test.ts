@@ -4,7 +4,8 @@
  * why). Against a real local TCP server that reads requests and never writes a byte.
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import { RegistryCodec, RegistryUnavailableError, withHeader } from '../../src/registry/codec';
+import { RegistryCodec, RegistryUnavailableError } from '../../src/registry/codec';
+import { withHeader } from '../../src/registry/wireFormat';
 
 const TOPICS = {
   inputTopic: 'in',

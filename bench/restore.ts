@@ -199,11 +199,11 @@ async function restoreOnce(env: Env, changelog: string, n: number): Promise<Rest
   const perSession = (m: NodeJS.MemoryUsage) =>
     (m.heapUsed + m.arrayBuffers - before.heapUsed - before.arrayBuffers) / n;
   let serialized = 0;
-  for (const w of running.processor.partitions().values()) serialized += w.states.serializedCount;
+  for (const w of running.processor.partitions().values()) serialized += w.sessions.serializedCount;
   // First touch, as a session's first event does it (decode, then keep the decoded state).
   const t1 = process.hrtime.bigint();
   for (const w of running.processor.partitions().values()) {
-    for (const id of [...w.states.sessionIds()]) w.states.set(id, w.states.owned(id)!);
+    for (const id of [...w.sessions.sessionIds()]) w.sessions.set(id, w.sessions.owned(id)!);
   }
   const touchUsPerSession = Number(process.hrtime.bigint() - t1) / 1000 / n;
   const touched = await settledMemory();

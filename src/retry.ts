@@ -82,3 +82,26 @@ export async function retry<T>(f: (attempt: number) => Promise<T>, p: RetryPolic
     }
   }
 }
+
+/**
+ * Runs `attempt` until it returns without throwing, or until `gone()` (then it stops quietly);
+ * each failure is reported to `failed` and followed by a pause of `delayMs`. No bound: only the
+ * end of what it works for (a partition revoked, the processor stopping) stops it.
+ */
+export async function retryUntilDone(
+  attempt: (n: number) => Promise<void>,
+  gone: () => boolean,
+  failed: (e: unknown) => void,
+  delayMs: number,
+): Promise<void> {
+  const retried = retry(attempt, {
+    attempts: Number.POSITIVE_INFINITY,
+    backoff: { initialMs: delayMs, growth: 'constant' },
+    retriable: () => !gone(),
+    onRetry: (e) => failed(e),
+  });
+  // Retries end with a failure only once the work is gone: then the stop is quiet.
+  await retried.catch((e: unknown) => {
+    if (!gone()) throw e;
+  });
+}

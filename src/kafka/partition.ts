@@ -26,6 +26,9 @@ import { RefusedFilter } from './refusedFilter';
 import { PartitionLifecycle, type PartitionState } from './partitionLifecycle';
 import type { ProcessorObserver } from './processorObserver';
 import { SessionStates } from './sessionStates';
+import { restorePartitions, writeBarrier, type RestoreTarget } from './restore';
+import { retryUntilDone } from '../retry';
+import { withTimeout } from '../time';
 import {
   RecordTooLargeError,
   commitBatch,
@@ -42,47 +45,70 @@ import {
  */
 const CLASSIFY_PER_SWEEP = 1_000;
 
+/** Pause before a failed restore or resynchronisation of a partition is tried again. */
+export const RESYNC_RETRY_MS = 1_000;
+const RESTORE_TIMEOUT_MS = 120_000;
+
+/** What a task needs of the instance that runs it. */
+export interface TaskHost {
+  readonly kafka: Kafka;
+  readonly config: Config;
+  readonly codec: RegistryCodec;
+  readonly log: Logger;
+  readonly observer: ProcessorObserver;
+  readonly clock: () => number;
+  /** The engine's options for the next batch (the trusted key ring may be reloaded between batches). */
+  engine(): EngineOptions;
+  /** The record limits of the topics it writes (shared by the instance's partitions). */
+  readonly limits: RecordLimits;
+  /** Partitions of the topics it writes (from ensureTopics): outputs are pinned to theirs. */
+  readonly partitionCounts: ReadonlyMap<string, number>;
+  /** The instance's session cap; null: none. */
+  readonly capacity: SessionCapacity | null;
+  /** The instance is stopping: a restore or resync in flight ends quietly. */
+  stopping(): boolean;
+  /** Moves the consumer's position on this input partition. */
+  seekInput(partition: number, offset: string): void;
+  /** The group's committed offset (for a changelog without position records). */
+  committedOffset(partition: number): Promise<string>;
+  /** A task became running (or stopped being): the instance's readiness may have changed. */
+  readinessChanged(): void;
+}
+
 export class PartitionTask {
   /** Committed state of this partition's sessions (restored ones kept as bytes until touched). */
-  readonly states = new SessionStates();
+  readonly sessions = new SessionStates();
   /** The sessions this partition refused at capacity (restored with the states). */
   readonly refused = new RefusedFilter();
-  readonly lifecycle: PartitionLifecycle;
-  producer: Producer;
-  /** Settles when the current restore or resync ends (batches wait for it). */
-  ready: Promise<void> = Promise.resolve();
+  private readonly lifecycle: PartitionLifecycle;
+  private producer: Producer;
+  /** Settles (never rejects) when the current restore or resync ends: batches wait for it. */
+  private settled: Promise<void> = Promise.resolve();
   /**
    * The offset after the last input record the committed state includes: set by a restore (the
-   * changelog's position record, changelogKeys.ts) and by every commit; null while not known (a changelog without position records, before the
-   * first commit).
+   * changelog's position record, changelogKeys.ts) and by every commit; null while not known
+   * (a changelog without position records, before the first commit).
    */
-  position: bigint | null = null;
-  /** Partitions of the topics it writes (from ensureTopics): outputs are pinned to theirs. */
-  partitionCounts: ReadonlyMap<string, number> = new Map();
+  private position: bigint | null = null;
   private lastSweep = 0;
+  private readonly config: Config;
+  private readonly log: Logger;
+  private readonly capacity: SessionCapacity | null;
 
   constructor(
     readonly partition: number,
-    private readonly kafka: Kafka,
-    private readonly config: Config,
-    private readonly codec: RegistryCodec,
-    /** The engine's options for the next batch (the trusted key ring may be reloaded between batches). */
-    private readonly engine: () => EngineOptions,
-    private readonly log: Logger,
-    private readonly observer: ProcessorObserver,
-    private readonly clock: () => number,
-    /** The record limits of the topics it writes (shared by the instance's partitions). */
-    private readonly limits: RecordLimits,
-    /** The instance's session cap; null: none. */
-    readonly capacity: SessionCapacity | null = null,
+    private readonly host: TaskHost,
   ) {
+    this.config = host.config;
+    this.log = host.log;
+    this.capacity = host.capacity;
     this.lifecycle = new PartitionLifecycle(partition, (from, to) =>
-      log.debug({ partition, from, to }, 'partition lifecycle'),
+      host.log.debug({ partition, from, to }, 'partition lifecycle'),
     );
-    this.producer = newTransactionalProducer(kafka, config, partition, log);
+    this.producer = newTransactionalProducer(host.kafka, host.config, partition, host.log);
   }
 
-  get state(): PartitionState {
+  get phase(): PartitionState {
     return this.lifecycle.state;
   }
 
@@ -91,12 +117,156 @@ export class PartitionTask {
     return this.lifecycle.state === 'running';
   }
 
-  async replaceProducer(): Promise<void> {
+  /** Revoked or closed: nothing may touch the partition's consumer position any more. */
+  get ended(): boolean {
+    return this.lifecycle.ended;
+  }
+
+  /** Settles when the current restore or resync ends (at once when there is none). */
+  whenSettled(): Promise<void> {
+    return this.settled;
+  }
+
+  /**
+   * New tasks (assigned → restoring → running), restored together: new producers first (fencing
+   * zombies), then barriers, then one read of the changelog for all of them.
+   */
+  static restore(tasks: readonly PartitionTask[], host: TaskHost): void {
+    if (tasks.length === 0) return;
+    for (const t of tasks) t.lifecycle.to('restoring');
+    const gone = () => host.stopping() || tasks.every((t) => t.ended);
+    const done = retryUntilDone(
+      async (attempt) => {
+        if (attempt > 1) for (const t of tasks) await t.replaceProducer();
+        await PartitionTask.restoreOnce(tasks, host);
+      },
+      gone,
+      (e) => host.log.warn({ err: e }, 'state restore failed; retrying'),
+      RESYNC_RETRY_MS,
+    ).catch((e: unknown) => host.log.warn({ err: e }, 'state restore failed'));
+    for (const t of tasks) t.settled = done;
+  }
+
+  /**
+   * running → resyncing → running: a batch's transaction failed with an unknown outcome, the
+   * producer was fenced, or the consumer crashed. A new producer, then state and input position
+   * from the changelog (Kafka is the truth), until it succeeds or the partition is gone: a
+   * failed resync would leave the partition unrestored for good, and its batch waiting for it
+   * would hold the consumer's next fetch for every partition (seen on a 3-node cluster when the
+   * committed offset could not be read while a partition leader was being elected).
+   */
+  resync(cause: unknown): void {
+    // One at a time per partition: two would keep fencing each other's new producer.
+    if (this.lifecycle.state === 'resyncing') return;
+    this.lifecycle.to('resyncing');
+    this.log.debug({ partition: this.partition, cause }, 'resynchronising');
+    // A resync can outlive its partition (revoked) or the processor (stopped): then it must not
+    // touch the consumer, whose seek() throws once it is disconnected.
+    const gone = () => this.host.stopping() || this.ended;
+    this.settled = retryUntilDone(
+      async () => {
+        await this.replaceProducer();
+        await PartitionTask.restoreOnce([this], this.host);
+        if (gone()) return;
+        // The restored position (no batch commits while resyncing), else the group's offset.
+        const offset =
+          this.position === null
+            ? await this.host.committedOffset(this.partition)
+            : String(this.position);
+        if (gone()) return;
+        this.position = BigInt(offset);
+        this.host.seekInput(this.partition, offset);
+        this.lifecycle.to('running');
+        this.host.readinessChanged();
+      },
+      gone,
+      (e) =>
+        this.log.warn({ err: e, partition: this.partition }, 'resynchronisation failed; retrying'),
+      RESYNC_RETRY_MS,
+    ).catch((e: unknown) =>
+      this.log.warn({ err: e, partition: this.partition }, 'resynchronisation failed'),
+    );
+  }
+
+  /** The group took the partition away: its producer goes, without waiting. */
+  revoke(): void {
+    this.lifecycle.to('revoked');
+    void this.disconnect();
+  }
+
+  /** The processor stops. */
+  async close(): Promise<void> {
+    this.lifecycle.to('closed');
+    await this.disconnect();
+  }
+
+  /** A producer that will not disconnect cleanly is gone anyway: noted, not thrown. */
+  private async disconnect(): Promise<void> {
+    await this.producer
+      .disconnect()
+      .catch((e: unknown) =>
+        this.log.debug({ err: e, partition: this.partition }, 'producer disconnect failed'),
+      );
+  }
+
+  private async replaceProducer(): Promise<void> {
     // Bounded: a producer whose request hangs (commitWithin) must not hold its replacement.
-    const old = this.producer.disconnect().catch(() => undefined);
-    await Promise.race([old, new Promise((r) => setTimeout(r, 5_000).unref())]);
-    this.producer = newTransactionalProducer(this.kafka, this.config, this.partition, this.log);
+    await withTimeout(this.disconnect(), 5_000, () => 'still disconnecting after 5 s', {
+      unref: true,
+    }).catch((why: unknown) =>
+      this.log.debug({ partition: this.partition, why }, 'old producer left to disconnect'),
+    );
+    this.producer = newTransactionalProducer(
+      this.host.kafka,
+      this.config,
+      this.partition,
+      this.log,
+    );
     await this.producer.connect();
+  }
+
+  /** One attempt: barriers, one changelog read; restoring tasks become running. */
+  private static async restoreOnce(tasks: readonly PartitionTask[], host: TaskHost) {
+    const { config: c, clock } = host;
+    const started = clock();
+    const targets: RestoreTarget[] = [];
+    for (const t of tasks) {
+      await t.producer.connect();
+      t.sessions.clear();
+      t.refused.clear();
+      targets.push({
+        partition: t.partition,
+        nonce: await writeBarrier(t.producer, c.changelogTopic, t.partition),
+        states: t.sessions,
+        refused: t.refused,
+      });
+    }
+    await restorePartitions(
+      host.kafka,
+      c.changelogTopic,
+      c.inputTopic,
+      c.groupId,
+      targets,
+      RESTORE_TIMEOUT_MS,
+    );
+    for (const [i, t] of tasks.entries()) t.restored(targets[i]!.position ?? null);
+    host.observer.restored?.((clock() - started) / 1000);
+    host.readinessChanged();
+    const sessions = tasks.reduce((n, t) => n + t.sessions.size, 0);
+    host.log.info(
+      { partitions: tasks.map((t) => t.partition), sessions, ms: clock() - started },
+      'state restored',
+    );
+  }
+
+  /** Restoring tasks become running; a resyncing one stays so until it has its position back. */
+  private restored(position: string | null): void {
+    this.position = position === null ? null : BigInt(position);
+    if (this.lifecycle.state !== 'restoring') return;
+    // Where the restored state is (changelogKeys.ts): kafkajs began at the group's committed
+    // offset, which may lag it.
+    if (this.position !== null) this.host.seekInput(this.partition, String(this.position));
+    this.lifecycle.to('running');
   }
 
   /**
@@ -158,18 +328,18 @@ export class PartitionTask {
       next,
       {
         config: c,
-        encoder: this.codec,
-        engine: this.engine(),
-        committed: this.states,
-        clock: this.clock,
+        encoder: this.host.codec,
+        engine: this.host.engine(),
+        committed: this.sessions,
+        clock: this.host.clock,
         timer: () => performance.now(),
         sweep: (overlay) => this.sweepExpired(overlay),
-        limitOf: (topic) => this.limits.of(topic),
+        limitOf: (topic) => this.host.limits.of(topic),
         ...(this.capacity === null ? {} : { capacity: this.capacity }),
         refused: this.refused,
         lessons: new PlanLessons(),
       },
-      (m) => decodeForBatch(m, c.inputFormat, this.codec),
+      (m) => decodeForBatch(m, c.inputFormat, this.host.codec),
     );
   }
 
@@ -188,10 +358,10 @@ export class PartitionTask {
           topic: batch.topic,
           partition: batch.partition,
           nextOffset: next,
-          partitionCounts: this.partitionCounts,
-          limitOf: (topic) => this.limits.of(topic),
+          partitionCounts: this.host.partitionCounts,
+          limitOf: (topic) => this.host.limits.of(topic),
         },
-        () => this.observer.transaction?.('aborted', plan.records),
+        () => this.host.observer.transaction?.('aborted', plan.records),
       ),
       commitDeadlineMs(this.config),
     );
@@ -203,14 +373,14 @@ export class PartitionTask {
    */
   private learnTooLarge(e: RecordTooLargeError): boolean {
     const bytes = e.messages.reduce((n, m) => n + estimatedBytes(m), 0);
-    const news = this.limits.refused(e.topic, bytes);
+    const news = this.host.limits.refused(e.topic, bytes);
     this.log.warn(
       {
         partition: this.partition,
         topic: e.topic,
         records: e.messages.length,
         bytes,
-        limit: this.limits.of(e.topic),
+        limit: this.host.limits.of(e.topic),
         news,
       },
       'the broker refused a record as too large; planning the batch again within the lower limit',
@@ -220,30 +390,30 @@ export class PartitionTask {
 
   /** The transaction committed: its state becomes the partition's, and it is reported. */
   private committed(plan: BatchPlan, batch: Batch, next: string): void {
-    this.observer.transaction?.('committed', plan.records);
+    this.host.observer.transaction?.('committed', plan.records);
     this.position = BigInt(next);
-    this.observer.lag?.(
+    this.host.observer.lag?.(
       this.partition,
       Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(next))),
     );
     for (const [sessionId, state] of plan.overlay) {
-      if (state === null) this.states.delete(sessionId);
-      else this.states.set(sessionId, state);
+      if (state === null) this.sessions.delete(sessionId);
+      else this.sessions.set(sessionId, state);
     }
     plan.refused?.commit();
     for (const d of plan.deadLetters) {
-      this.observer.deadLetter?.(d.code);
+      this.host.observer.deadLetter?.(d.code);
       this.log.warn(
         { code: d.code, offset: d.offset, partition: batch.partition, error: d.message },
         'dead letter',
       );
     }
     if (plan.steps > 0) {
-      this.observer.engineSteps?.(plan.steps, plan.engineMs / 1000);
-      this.observer.batchEvents?.(plan.tally);
+      this.host.observer.engineSteps?.(plan.steps, plan.engineMs / 1000);
+      this.host.observer.batchEvents?.(plan.tally);
     }
     if (plan.atCapacity.events > 0) {
-      this.observer.refusedAtCapacity?.(plan.atCapacity.sessions, plan.atCapacity.events);
+      this.host.observer.refusedAtCapacity?.(plan.atCapacity.sessions, plan.atCapacity.events);
       this.log.warn(
         {
           partition: this.partition,
@@ -254,10 +424,10 @@ export class PartitionTask {
         'at the session cap (CG_MAX_SESSIONS): events of sessions not held were counted and not stored',
       );
     }
-    const now = this.clock();
+    const now = this.host.clock();
     for (const o of plan.delivered) {
       const at = o.record === 'verdict' ? o.value.requestedAt : null;
-      this.observer.output?.(o, at === null ? null : now - at);
+      this.host.observer.output?.(o, at === null ? null : now - at);
     }
   }
 
@@ -292,13 +462,13 @@ export class PartitionTask {
    * drops the state in event time first. At most every 10 s.
    */
   private sweepExpired(overlay: Map<string, SessionState | null>): void {
-    const now = this.clock();
+    const now = this.host.clock();
     if (now - this.lastSweep < 10_000) return;
     this.lastSweep = now;
     const expired = expiredBy(now, this.config);
     // Restored sessions kept as bytes: a bounded number decoded per sweep to learn their times.
-    this.states.classify(CLASSIFY_PER_SWEEP, expired);
-    for (const [sessionId, s] of this.states.decoded()) {
+    this.sessions.classify(CLASSIFY_PER_SWEEP, expired);
+    for (const [sessionId, s] of this.sessions.decoded()) {
       if (overlay.has(sessionId)) continue;
       if (expired(s)) overlay.set(sessionId, null);
     }

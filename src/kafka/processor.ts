@@ -1,12 +1,10 @@
 /**
  * The stream processor (contract §8): a kafkajs consumer group over the input topic, one
- * PartitionTask per assigned partition, moved through its lifecycle (partitionLifecycle.ts).
- * On every assignment, new partitions (assigned → restoring) get a fresh transactional
- * producer (fencing any zombie), then their state is restored from the changelog before their
- * first batch is processed (→ running). A batch that failed before its transaction began is
- * read again; a transaction whose outcome is unknown, or a fenced producer, resynchronises the
- * partition from Kafka (running → resyncing → running: state and input position from the
- * changelog, changelogKeys.ts). A rebalance revokes partitions, stop() closes them.
+ * PartitionTask per assigned partition. The processor maps the group's events to task calls;
+ * each task owns its lifecycle (partition.ts, partitionLifecycle.ts): new partitions are
+ * restored, a batch that failed before its transaction began is read again, a transaction
+ * whose outcome is unknown (or a fenced producer, or a consumer crash) resynchronises the
+ * partition from Kafka, a rebalance revokes partitions, stop() closes them.
  */
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -16,47 +14,19 @@ import type { TrustedKeyRing } from '../engine/authority';
 import type { RegistryCodec } from '../registry/codec';
 import { registerSchemas } from '../registry/register';
 import { retry } from '../retry';
+import { sleep } from '../time';
 import { isTransientKafkaFailure } from './client';
 import { cacheTransactionCoordinators } from './coordinatorCache';
 import type { SessionDirectory, TrackedSession } from '../http/sessionDirectory';
 import { SessionCapacity } from './capacity';
-import { PartitionTask } from './partition';
+import { PartitionTask, type TaskHost } from './partition';
 import { RecordLimits } from './recordLimits';
 import type { ProcessorObserver } from './processorObserver';
-import { restorePartitions, writeBarrier, type RestoreTarget } from './restore';
 import { ensureTopics } from './topics';
 import { BeforeTransactionError, ProducerFencedError } from './transaction';
 
-const RESTORE_TIMEOUT_MS = 120_000;
 /** How long start-up steps are tried again while the cluster fails over (duringStartup). */
 export const STARTUP_RETRY_MS = 120_000;
-/** Pause before a failed resynchronisation of a partition is tried again. */
-export const RESYNC_RETRY_MS = 1_000;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Runs `attempt` until it returns without throwing, or until `gone()` (then it stops quietly);
- * each failure is reported to `failed` and followed by a pause of `delayMs`. The shell's one
- * retry policy (src/retry.ts), with no bound: only the partition's end stops it.
- */
-export async function retryUntilDone(
-  attempt: () => Promise<void>,
-  gone: () => boolean,
-  failed: (e: unknown) => void,
-  delayMs: number,
-): Promise<void> {
-  const retried = retry(attempt, {
-    attempts: Number.POSITIVE_INFINITY,
-    backoff: { initialMs: delayMs, growth: 'constant' },
-    retriable: () => !gone(),
-    onRetry: (e) => failed(e),
-  });
-  // Retries end with a failure only once the partition is gone: then the stop is quiet.
-  await retried.catch((e: unknown) => {
-    if (!gone()) throw e;
-  });
-}
 
 export interface ProcessorDeps {
   kafka: Kafka;
@@ -74,7 +44,7 @@ export interface ProcessorDeps {
 
 export class Processor implements SessionDirectory {
   private consumer: Consumer | null = null;
-  private readonly workers = new Map<number, PartitionTask>();
+  private readonly tasks = new Map<number, PartitionTask>();
   /** Partitions of the topics it writes (from ensureTopics), given to each task. */
   private partitionCounts: ReadonlyMap<string, number> = new Map();
   /** The record limits of the topics it writes (from ensureTopics), shared by the tasks. */
@@ -94,13 +64,13 @@ export class Processor implements SessionDirectory {
 
   /** Ready: the group was joined and every assigned partition's state is restored. */
   isReady(): boolean {
-    return this.joined && [...this.workers.values()].every((w) => w.running);
+    return this.joined && [...this.tasks.values()].every((t) => t.running);
   }
 
   /** Sessions held in memory across assigned partitions. */
   sessionCount(): number {
     let n = 0;
-    for (const w of this.workers.values()) n += w.states.size;
+    for (const t of this.tasks.values()) n += t.sessions.size;
     return n;
   }
 
@@ -110,19 +80,19 @@ export class Processor implements SessionDirectory {
    */
   refusedFilterFill(): number {
     let fill = 0;
-    for (const w of this.workers.values()) fill = Math.max(fill, w.refused.fill);
+    for (const t of this.tasks.values()) fill = Math.max(fill, t.refused.fill);
     return fill;
   }
 
   /** The assigned partitions' tasks (tests, benchmarks). */
   partitions(): ReadonlyMap<number, PartitionTask> {
-    return this.workers;
+    return this.tasks;
   }
 
   /** For /sessions/{id}: the partition tracking the session and its committed state. */
   findSession(sessionId: string): TrackedSession | undefined {
-    for (const [partition, w] of this.workers) {
-      const state = w.states.peek(sessionId);
+    for (const [partition, t] of this.tasks) {
+      const state = t.sessions.peek(sessionId);
       if (state) return { partition, state };
     }
     return undefined;
@@ -182,7 +152,7 @@ export class Processor implements SessionDirectory {
 
   private async startConsumer(): Promise<void> {
     const { kafka, config: c, log } = this.deps;
-    if (this.consumer !== null) await this.consumer.disconnect().catch(() => undefined);
+    if (this.consumer !== null) await this.disconnectConsumer();
     const consumer = kafka.consumer({
       groupId: c.groupId,
       readUncommitted: false,
@@ -209,7 +179,7 @@ export class Processor implements SessionDirectory {
       // coordinator was killed: a verdict twice). Every partition is resynchronised instead:
       // a new producer fences the old run's transaction, state and position come from Kafka.
       if (this.stopping) return;
-      for (const w of this.workers.values()) if (w.running) this.resync(w);
+      for (const t of this.tasks.values()) if (t.running) t.resync(e.payload.error);
     });
     await consumer.connect();
     await consumer.subscribe({ topic: c.inputTopic, fromBeginning: true });
@@ -222,121 +192,69 @@ export class Processor implements SessionDirectory {
   }
 
   private onAssignment(assigned: number[]): void {
-    const { kafka, config: c, codec, log } = this.deps;
+    const { log } = this.deps;
     const wanted = new Set(assigned);
-    for (const [p, w] of this.workers) {
+    for (const [p, t] of this.tasks) {
       if (wanted.has(p)) continue;
-      this.workers.delete(p);
-      w.lifecycle.to('revoked');
-      void w.producer.disconnect().catch(() => undefined);
+      this.tasks.delete(p);
+      t.revoke();
       log.info({ partition: p }, 'partition revoked');
     }
+    const host = this.taskHost();
     const added: PartitionTask[] = [];
     for (const p of assigned) {
-      if (this.workers.has(p)) continue;
-      const w = new PartitionTask(
-        p,
-        kafka,
-        c,
-        codec,
-        () =>
-          engineOptions({
-            graceMs: c.graceMs,
-            idleMs: c.idleMs,
-            trustedKeys: this.deps.trustedKeys?.() ?? null,
-          }),
-        log,
-        this.observer,
-        this.clock,
-        this.limits,
-        this.capacity,
-      );
-      w.partitionCounts = this.partitionCounts;
-      this.workers.set(p, w);
-      added.push(w);
+      if (this.tasks.has(p)) continue;
+      const t = new PartitionTask(p, host);
+      this.tasks.set(p, t);
+      added.push(t);
     }
     this.joined = true;
     this.observer.rebalance?.();
     this.observer.readiness?.(this.isReady());
-    log.info({ assigned, added: added.map((w) => w.partition) }, 'group joined');
-    if (added.length > 0) {
-      for (const w of added) w.lifecycle.to('restoring');
-      const ready = this.restore(added);
-      for (const w of added) w.ready = ready;
-    }
+    log.info({ assigned, added: added.map((t) => t.partition) }, 'group joined');
+    PartitionTask.restore(added, host);
   }
 
-  /**
-   * New producers first (fencing zombies), then barriers, then one restore read. Restoring
-   * tasks become running; a resyncing one stays so until its resync has its position back.
-   */
-  private async restore(workers: PartitionTask[]): Promise<void> {
-    const { kafka, config: c, log } = this.deps;
-    const started = this.clock();
-    for (;;) {
-      try {
-        const targets: RestoreTarget[] = [];
-        for (const w of workers) {
-          await w.producer.connect();
-          w.states.clear();
-          w.refused.clear();
-          targets.push({
-            partition: w.partition,
-            nonce: await writeBarrier(w.producer, c.changelogTopic, w.partition),
-            states: w.states,
-            refused: w.refused,
-          });
-        }
-        await restorePartitions(
-          kafka,
-          c.changelogTopic,
-          c.inputTopic,
-          c.groupId,
-          targets,
-          RESTORE_TIMEOUT_MS,
-        );
-        for (const [i, w] of workers.entries()) {
-          const restored = targets[i]!.position ?? null;
-          w.position = restored === null ? null : BigInt(restored);
-        }
-        for (const w of workers) {
-          if (w.state !== 'restoring') continue;
-          // Where the restored state is (changelogKeys.ts): kafkajs began at the group's
-          // committed offset, which may lag it.
-          if (w.position !== null) this.seekInput(w.partition, String(w.position));
-          w.lifecycle.to('running');
-        }
-        this.observer.restored?.((this.clock() - started) / 1000);
-        this.observer.readiness?.(this.isReady());
-        const sessions = workers.reduce((n, w) => n + w.states.size, 0);
-        log.info(
-          { partitions: workers.map((w) => w.partition), sessions, ms: this.clock() - started },
-          'state restored',
-        );
-        return;
-      } catch (e) {
-        if (this.stopping || workers.every((w) => w.lifecycle.ended)) return;
-        log.warn({ err: e }, 'state restore failed; retrying');
-        for (const w of workers) await w.replaceProducer().catch(() => undefined);
-        await sleep(1000);
-      }
-    }
+  /** What the tasks of this assignment need of the instance. */
+  private taskHost(): TaskHost {
+    const { kafka, config: c, codec, log } = this.deps;
+    return {
+      kafka,
+      config: c,
+      codec,
+      log,
+      observer: this.observer,
+      clock: this.clock,
+      engine: () =>
+        engineOptions({
+          graceMs: c.graceMs,
+          idleMs: c.idleMs,
+          trustedKeys: this.deps.trustedKeys?.() ?? null,
+        }),
+      limits: this.limits,
+      partitionCounts: this.partitionCounts,
+      capacity: this.capacity,
+      stopping: () => this.stopping,
+      seekInput: (partition, offset) => this.seekInput(partition, offset),
+      committedOffset: (partition) => this.committedOffset(partition),
+      readinessChanged: () => this.observer.readiness?.(this.isReady()),
+    };
   }
 
   private async eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, heartbeat, resolveOffset, isRunning, isStale } = payload;
     const { config: c, log } = this.deps;
-    const worker = this.workers.get(batch.partition);
-    if (!worker || batch.messages.length === 0) return;
-    while (!worker.running) {
-      await Promise.race([worker.ready.catch(() => undefined), sleep(1000)]);
-      if (!isRunning() || isStale() || worker.lifecycle.ended) return;
+    const task = this.tasks.get(batch.partition);
+    if (!task || batch.messages.length === 0) return;
+    while (!task.running) {
+      await Promise.race([task.whenSettled(), sleep(1000)]);
+      if (!isRunning() || isStale() || task.ended) return;
       await heartbeat();
     }
     if (isStale()) return;
     try {
       // A late redelivery of committed records is not resolved: kafkajs' position stays ahead.
-      if (await worker.process(batch, c.groupId)) resolveOffset(batch.lastOffset());
+      if (await task.process(batch, c.groupId)) resolveOffset(batch.lastOffset());
       await heartbeat();
     } catch (e) {
       if (e instanceof BeforeTransactionError) {
@@ -358,48 +276,8 @@ export class Processor implements SessionDirectory {
         { err: e, partition: batch.partition, fatal: e instanceof ProducerFencedError },
         'batch not committed; resynchronising the partition',
       );
-      if (this.workers.get(batch.partition) === worker) this.resync(worker);
+      if (this.tasks.get(batch.partition) === task) task.resync(e);
     }
-  }
-
-  /** A new producer, then state and input position from the changelog. */
-  private resync(worker: PartitionTask): void {
-    const { log } = this.deps;
-    // A resync can outlive its partition (revoked) or the processor (stop()): then it must not
-    // touch the consumer, whose seek() throws once it is disconnected.
-    const gone = () => this.stopping || worker.lifecycle.ended;
-    // One at a time per partition: two would keep fencing each other's new producer.
-    if (worker.state === 'resyncing') return;
-    worker.lifecycle.to('resyncing');
-    // Until it succeeds or the partition is gone: a failed resync would leave the partition
-    // unrestored for good, and its eachBatch waiting for it would hold the consumer's next
-    // fetch for every partition (seen on a 3-node cluster when the committed offset could not
-    // be read while a partition leader was being elected).
-    worker.ready = retryUntilDone(
-      async () => {
-        await worker.replaceProducer().catch(() => undefined);
-        await this.restore([worker]);
-        if (gone()) return;
-        // The restored position (no batch commits while resyncing), else the group's offset.
-        const offset =
-          worker.position === null
-            ? await this.committedOffset(worker.partition)
-            : String(worker.position);
-        if (gone()) return;
-        worker.position = BigInt(offset);
-        this.seekInput(worker.partition, offset);
-        worker.lifecycle.to('running');
-        this.observer.readiness?.(this.isReady());
-      },
-      gone,
-      (e) =>
-        log.warn({ err: e, partition: worker.partition }, 'resynchronisation failed; retrying'),
-      RESYNC_RETRY_MS,
-    );
-    // Nobody may await `ready` any more (e.g. after stop()): no unhandled rejection.
-    worker.ready.catch((e: unknown) =>
-      log.warn({ err: e, partition: worker.partition }, 'resynchronisation failed'),
-    );
   }
 
   private seekInput(partition: number, offset: string): void {
@@ -429,14 +307,16 @@ export class Processor implements SessionDirectory {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    await this.consumer?.disconnect().catch(() => undefined);
-    await Promise.all(
-      [...this.workers.values()].map((w) => {
-        w.lifecycle.to('closed');
-        return w.producer.disconnect().catch(() => undefined);
-      }),
-    );
-    this.workers.clear();
+    await this.disconnectConsumer();
+    await Promise.all([...this.tasks.values()].map((t) => t.close()));
+    this.tasks.clear();
     this.joined = false;
+  }
+
+  /** Leaving the group: a consumer that will not disconnect cleanly is gone anyway. */
+  private async disconnectConsumer(): Promise<void> {
+    await this.consumer
+      ?.disconnect()
+      .catch((e: unknown) => this.deps.log.debug({ err: e }, 'consumer disconnect failed'));
   }
 }

@@ -29,6 +29,8 @@ export async function writeBarrier(
     await txn.send({ topic, messages: [{ key: BARRIER_KEY, value: nonce, partition }] });
     await txn.commit();
   } catch (e) {
+    // The send's or commit's failure is what the caller acts on (a new producer, a retry); an
+    // abort that fails too adds nothing: the new producer fences the transaction anyway.
     await txn.abort().catch(() => undefined);
     throw e;
   }
@@ -132,6 +134,8 @@ export async function restorePartitions(
     await done;
   } finally {
     clearTimeout(timer);
+    // The restore's outcome is already decided; a one-off group (a fresh id, no offsets
+    // committed) whose member fails to leave expires on its own after its session timeout.
     await consumer.disconnect().catch(() => undefined);
   }
 }

@@ -58,7 +58,7 @@ async function metrics(port: number): Promise<Map<string, number>> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
-    const m = /^(compaction_guard_[a-z_]+(?:\{[^}]*\})?) (\S+)$/.exec(line);
+    const m = /^((?:compaction_guard|nodejs|process)_[a-z_]+(?:\{[^}]*\})?) (\S+)$/.exec(line);
     if (m) out.set(m[1]!, Number(m[2]));
   }
   return out;

@@ -19,7 +19,7 @@ import { once } from 'node:events';
 import { Replay, SessionsInPlace, type ReplayFleet } from '../src/audit/replay';
 import { runAudit } from '../src/cli/audit';
 import { engineOptions } from '../src/engine/fleet';
-import { generateFleetPacked } from '../src/sim';
+import { generateFleetPacked } from './packed';
 import { OwnedFleet } from './arena/ownedFleet';
 
 interface Options {

@@ -26,7 +26,7 @@ import {
 } from '../src/engine';
 import { SessionsInPlace } from '../src/audit/replay';
 import { OwnedFleet } from './arena/ownedFleet';
-import { type PackedEvents, generateFleetPacked } from '../src/sim';
+import { type PackedEvents, generateFleetPacked } from './packed';
 import { type TruncationLog, assertCompactionSafe } from './baseline';
 import { typicalSession } from './typical';
 import { parseBenchArgs } from './args';

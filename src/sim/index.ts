@@ -16,4 +16,3 @@ export {
   generateFleetArray,
   type FleetOptions,
 } from './fleet';
-export { PackedEvents, generateFleetPacked } from './packed';

@@ -1,5 +1,6 @@
 import type { ContextEvent } from '../../src/engine/events';
-import { PackedEvents, generateFleetArray, generateFleetPacked } from '../../src/sim';
+import { generateFleetArray } from '../../src/sim';
+import { PackedEvents, generateFleetPacked } from '../../bench/packed';
 
 describe('PackedEvents', () => {
   const options = { sessions: 150, events: 20_000, seed: 99, faultyShare: 0.3 };

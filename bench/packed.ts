@@ -16,9 +16,9 @@ import {
   type Role,
   type TruncationReason,
   type Unit,
-} from '../engine/events';
-import { type FleetOptions, FleetSimulation } from './fleet';
-import type { SessionPlan } from './orchestrator';
+} from '../src/engine/events';
+import { type FleetOptions, FleetSimulation } from '../src/sim/fleet';
+import type { SessionPlan } from '../src/sim/orchestrator';
 
 // The packed `kind` of an event is its index in the engine's list of event types.
 const TYPES = EVENT_TYPES;

@@ -33,7 +33,7 @@ export const ERROR_CODES = {
   EMBEDDED_SERVICES_FAILED: { retriable: false, exitCode: 7, toolExitCode: null },
   /**
    * A plain send's messages to some partitions stayed unacknowledged after its bounded re-sends
-   * (kafkajs#1303, src/kafka/checkedSend.ts): sending them again may work.
+   * (kafkajs#1303, src/kafka/kafkajs/checkedSend.ts): sending them again may work.
    */
   KAFKA_SEND_UNACKNOWLEDGED: { retriable: true, exitCode: null, toolExitCode: null },
   /** One registry call failed (timeout, 5xx, connection): the next one may work. */

@@ -8,7 +8,7 @@ import { configuredSigningKey } from '../authority/signingKeySource';
 import { connectionOf } from '../client/connection';
 import { inputProducer } from '../client/inputProducer';
 import { createLogger } from '../config/redact';
-import { checkedSend } from '../kafka/checkedSend';
+import { checkedSend } from '../kafka/kafkajs/checkedSend';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import type { Logger } from 'pino';
 import { partitionCount } from '../kafka/topics';
@@ -111,7 +111,7 @@ async function produceFleet(
   o: SimulateOptions,
   log: Logger,
 ): Promise<number> {
-  // Every event is pinned to its partition and each send checked (src/kafka/checkedSend.ts):
+  // Every event is pinned to its partition and each send checked (src/kafka/kafkajs/checkedSend.ts):
   // kafkajs' retry after a leader move can leave a partition unsent and still resolve
   // (kafkajs#1303), a lost event the processor would see as a seq gap.
   const partitionCounts = new Map([[topic, await inputPartitions(kafka, topic)]]);

@@ -318,7 +318,7 @@ export class GuardClient {
 
   /**
    * The input topic's partitions, which pin every event to its partition
-   * (src/kafka/checkedSend.ts). The processor creates the same topics the same way when it
+   * (src/kafka/kafkajs/checkedSend.ts). The processor creates the same topics the same way when it
    * starts (whichever comes first).
    */
   private async inputPartitions(config: Config): Promise<number> {

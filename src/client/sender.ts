@@ -6,7 +6,7 @@
  */
 import type { Message, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
-import { checkedSend } from '../kafka/checkedSend';
+import { checkedSend } from '../kafka/kafkajs/checkedSend';
 import { sleep } from '../time';
 
 interface Queued {

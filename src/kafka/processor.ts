@@ -17,7 +17,7 @@ import type { RegistryCodec } from '../registry/codec';
 import { registerSchemas } from '../registry/register';
 import { retry } from '../retry';
 import { isTransientKafkaFailure } from './client';
-import { cacheTransactionCoordinators } from './coordinatorCache';
+import { cacheTransactionCoordinators } from './kafkajs/coordinatorCache';
 import type { SessionDirectory, TrackedSession } from '../http/sessionDirectory';
 import { SessionCapacity } from './capacity';
 import { PartitionTask } from './partition';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { TopicMessages } from 'kafkajs';
-import { partitionsOf, unsentMessages } from '../../src/kafka/checkedSend';
+import { partitionsOf, unsentMessages } from '../../src/kafka/kafkajs/checkedSend';
 import type { SentPartition } from '../../src/kafka/outputChunks';
 
 const ack = (topicName: string, partition: number): SentPartition => ({ topicName, partition });

@@ -11,8 +11,8 @@
  */
 import type { Message, Producer, TopicMessages } from 'kafkajs';
 import type { Logger } from 'pino';
-import { errorClass } from '../errors';
-import { pinPartitions, sendProblems, type SentPartition } from './outputChunks';
+import { errorClass } from '../../errors';
+import { pinPartitions, sendProblems, type SentPartition } from '../outputChunks';
 
 /** Most sends of one request's messages (the first included) before giving up. */
 export const MAX_SEND_ROUNDS = 5;

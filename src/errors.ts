@@ -174,3 +174,17 @@ export function causeChain(e: unknown): object[] {
   }
   return chain;
 }
+
+/**
+ * The distinct messages of `e`'s chain (`causeChain`), outermost first, up to the first cause
+ * that is not an Error and at most 5, joined by ": ": one line that shows what went wrong
+ * under kafkajs' wrappers, which repeat their cause's message.
+ */
+export function causeMessages(e: unknown): string {
+  const parts: string[] = [];
+  for (const x of causeChain(e)) {
+    if (!(x instanceof Error) || parts.length >= 5) break;
+    if (!parts.includes(x.message)) parts.push(x.message);
+  }
+  return parts.join(': ');
+}

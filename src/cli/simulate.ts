@@ -1,5 +1,5 @@
 /** `compaction-guard simulate`: a deterministic fleet of orchestrators producing to the input topic. */
-import type { Kafka, Message } from 'kafkajs';
+import { checkedSend, type Kafka, type Message } from '../kafka/kafkajs';
 import { ConfigError } from '../config/config';
 import type { ContextEvent } from '../engine/events';
 import { isSignable } from '../engine/authority';
@@ -8,7 +8,6 @@ import { configuredSigningKey } from '../authority/signingKeySource';
 import { connectionOf } from '../client/connection';
 import { inputProducer } from '../client/inputProducer';
 import { createLogger } from '../config/redact';
-import { checkedSend } from '../kafka/kafkajs/checkedSend';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import type { Logger } from 'pino';
 import { partitionCount } from '../kafka/topics';

@@ -8,7 +8,7 @@
  * partition from Kafka (running → resyncing → running: state and input position from the
  * changelog, changelogKeys.ts). A rebalance revokes partitions, stop() closes them.
  */
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka } from './kafkajs';
 import type { Logger } from 'pino';
 import { ENV_NAMES, type Config } from '../config/config';
 import { engineOptions } from '../engine/fleet';
@@ -16,8 +16,7 @@ import type { TrustedKeyRing } from '../engine/authority';
 import type { RegistryCodec } from '../registry/codec';
 import { registerSchemas } from '../registry/register';
 import { retry } from '../retry';
-import { isTransientKafkaFailure } from './client';
-import { cacheTransactionCoordinators } from './kafkajs/coordinatorCache';
+import { cacheTransactionCoordinators, isTransientKafkaFailure } from './kafkajs';
 import type { SessionDirectory, TrackedSession } from '../http/sessionDirectory';
 import { SessionCapacity } from './capacity';
 import { PartitionTask } from './partition';

@@ -14,7 +14,7 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel } from '../kafka/kafkajs';
 import { findJava } from './java';
 import { clusterId, kafkaServerArgs, LOG4J2_PROPERTIES, storageFormatArgs } from './localKafka';
 import { fetchKafkaLibs } from './maven';

@@ -14,6 +14,27 @@ export default tseslint.config(
     },
   },
   {
+    // The kafkajs boundary (src/kafka/kafkajs/index.ts): the rest of src/ reaches kafkajs only
+    // through it, so that its workarounds stay in one place and a second client has one
+    // interface to fill (docs/decisions.md).
+    files: ['src/**/*.ts'],
+    ignores: ['src/kafka/kafkajs/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^kafkajs(/|$)',
+              message:
+                'import kafkajs through the boundary, src/kafka/kafkajs (index.ts), not directly.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The functional core: pure, deterministic, no I/O. It imports only its own modules and
     // avsc (an encoder, for the changelog's state format); Kafka, the registry, metrics, HTTP,
     // the file system and the clock belong to the shell around it.

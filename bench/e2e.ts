@@ -37,7 +37,7 @@ import { evolve } from '../src/engine/evolve';
 import { engineOptions } from '../src/engine/fleet';
 import { serializeState } from '../src/engine/serialize';
 import type { SessionState } from '../src/engine/state';
-import { cacheTransactionCoordinators } from '../src/kafka/coordinatorCache';
+import { cacheTransactionCoordinators } from '../src/kafka/kafkajs/coordinatorCache';
 import { outputRequests } from '../src/kafka/outputChunks';
 import { decodeRecord, outputMessage } from '../src/kafka/records';
 import { RegistryCodec } from '../src/registry/codec';

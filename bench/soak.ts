@@ -21,7 +21,7 @@ import pino from 'pino';
 import { DEFAULTS } from '../src/config/config';
 import type { ContextEvent } from '../src/engine/events';
 import { stampNow } from '../src/cli/simulate';
-import { checkedSend, UnacknowledgedSendError } from '../src/kafka/checkedSend';
+import { checkedSend, UnacknowledgedSendError } from '../src/kafka/kafkajs/checkedSend';
 import { transactionalId } from '../src/kafka/transaction';
 import {
   coordinatorPartition,

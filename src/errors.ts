@@ -33,7 +33,7 @@ export const ERROR_CODES = {
   EMBEDDED_SERVICES_FAILED: { retriable: false, exitCode: 7, toolExitCode: null },
   /**
    * A plain send's messages to some partitions stayed unacknowledged after its bounded re-sends
-   * (kafkajs#1303, src/kafka/checkedSend.ts): sending them again may work.
+   * (kafkajs#1303, src/kafka/kafkajs/checkedSend.ts): sending them again may work.
    */
   KAFKA_SEND_UNACKNOWLEDGED: { retriable: true, exitCode: null, toolExitCode: null },
   /** One registry call failed (timeout, 5xx, connection): the next one may work. */
@@ -173,4 +173,18 @@ export function causeChain(e: unknown): object[] {
     x = (x as { cause?: unknown }).cause;
   }
   return chain;
+}
+
+/**
+ * The distinct messages of `e`'s chain (`causeChain`), outermost first, up to the first cause
+ * that is not an Error and at most 5, joined by ": ": one line that shows what went wrong
+ * under kafkajs' wrappers, which repeat their cause's message.
+ */
+export function causeMessages(e: unknown): string {
+  const parts: string[] = [];
+  for (const x of causeChain(e)) {
+    if (!(x instanceof Error) || parts.length >= 5) break;
+    if (!parts.includes(x.message)) parts.push(x.message);
+  }
+  return parts.join(': ');
 }

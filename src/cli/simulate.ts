@@ -1,5 +1,5 @@
 /** `compaction-guard simulate`: a deterministic fleet of orchestrators producing to the input topic. */
-import type { Kafka, Message } from 'kafkajs';
+import { checkedSend, type Kafka, type Message } from '../kafka/kafkajs';
 import { ConfigError } from '../config/config';
 import type { ContextEvent } from '../engine/events';
 import { isSignable } from '../engine/authority';
@@ -8,7 +8,6 @@ import { configuredSigningKey } from '../authority/signingKeySource';
 import { connectionOf } from '../client/connection';
 import { inputProducer } from '../client/inputProducer';
 import { createLogger } from '../config/redact';
-import { checkedSend } from '../kafka/checkedSend';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import type { Logger } from 'pino';
 import { partitionCount } from '../kafka/topics';
@@ -111,7 +110,7 @@ async function produceFleet(
   o: SimulateOptions,
   log: Logger,
 ): Promise<number> {
-  // Every event is pinned to its partition and each send checked (src/kafka/checkedSend.ts):
+  // Every event is pinned to its partition and each send checked (src/kafka/kafkajs/checkedSend.ts):
   // kafkajs' retry after a leader move can leave a partition unsent and still resolve
   // (kafkajs#1303), a lost event the processor would see as a seq gap.
   const partitionCounts = new Map([[topic, await inputPartitions(kafka, topic)]]);

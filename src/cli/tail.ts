@@ -4,7 +4,7 @@
  * objects). On-call reads a verdict without writing code.
  */
 import { Command } from 'commander';
-import type { KafkaMessage } from 'kafkajs';
+import type { KafkaMessage } from '../kafka/kafkajs';
 import { ConfigError, type Config } from '../config/config';
 import { kafkaClient } from '../kafka/client';
 import { RegistryCodec } from '../registry/codec';

@@ -4,6 +4,7 @@
  * How a failure is reported: src/cli/failures.ts.
  */
 import { ERROR_CODES, OperationalError, errorClass, errorCode } from '../errors';
+import { classify } from '../kafka/kafkajs';
 
 /** The user's input or configuration is wrong; nothing was sent. */
 export class UsageError extends errorClass('USAGE_INVALID') {}
@@ -11,14 +12,15 @@ export class UsageError extends errorClass('USAGE_INVALID') {}
 /** No answer from the processor's HTTP server. */
 export class ProcessorUnreachableError extends errorClass('PROCESSOR_UNREACHABLE') {}
 
-/** kafkajs' connection failures carry no code of ours: they are known by name and message. */
-const KAFKA_CONNECTION_FAILURE =
-  /ECONNREFUSED|ENOTFOUND|Connection error|KafkaJSNumberOfRetriesExceeded|KafkaJSConnectionError/;
-
-/** The on-call exit status for `e`, or null for a bug. */
+/**
+ * The on-call exit status for `e`, or null for a bug: an operational error's by its code; a
+ * kafkajs failure's by the code it is classified as (src/kafka/kafkajs: connection, SASL and
+ * TLS failures are 3).
+ */
 export function toolExitCode(e: unknown): 2 | 3 | null {
   const code = e instanceof OperationalError ? errorCode(e) : null;
   const status = code === null ? null : ERROR_CODES[code].toolExitCode;
   if (status !== null) return status;
-  return KAFKA_CONNECTION_FAILURE.test(`${(e as Error).name} ${(e as Error).message}`) ? 3 : null;
+  const failure = classify(e);
+  return failure === null ? null : ERROR_CODES[failure].toolExitCode;
 }

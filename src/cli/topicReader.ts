@@ -4,7 +4,7 @@
  * so each reader joins a group of its own and commits nothing.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kafka, KafkaMessage } from 'kafkajs';
+import type { Kafka, KafkaMessage } from '../kafka/kafkajs';
 import { errorClass } from '../errors';
 
 export interface ReadOptions {

@@ -4,7 +4,7 @@
  * consumer of the verdicts (contract §8). Lifecycle (lifecycle.ts): `connect()`, then sessions,
  * then `close()`; a failed `connect()` closes what it opened and throws a coded error.
  */
-import type { Kafka } from 'kafkajs';
+import type { Kafka } from '../kafka/kafkajs';
 import pino, { type Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/config';
@@ -318,7 +318,7 @@ export class GuardClient {
 
   /**
    * The input topic's partitions, which pin every event to its partition
-   * (src/kafka/checkedSend.ts). The processor creates the same topics the same way when it
+   * (src/kafka/kafkajs/checkedSend.ts). The processor creates the same topics the same way when it
    * starts (whichever comes first).
    */
   private async inputPartitions(config: Config): Promise<number> {

@@ -2,7 +2,7 @@
  * The one configuration of a producer to the input topic, for everything that writes events
  * (the client, `simulate`; `acknowledge` through the client).
  */
-import { type Kafka, Partitioners, type Producer } from 'kafkajs';
+import { type Kafka, Partitioners, type Producer } from '../kafka/kafkajs';
 
 export function inputProducer(kafka: Kafka): Producer {
   return kafka.producer({

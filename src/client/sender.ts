@@ -4,9 +4,8 @@
  * and kafkajs keeps it only for one request in flight; batching keeps throughput with many
  * sessions sending at once (one produce request carries every session's waiting events).
  */
-import type { Message, Producer } from 'kafkajs';
+import { checkedSend, type Message, type Producer } from '../kafka/kafkajs';
 import type { Logger } from 'pino';
-import { checkedSend } from '../kafka/checkedSend';
 import { sleep } from '../time';
 
 interface Queued {

@@ -4,7 +4,7 @@
  * out of band (SpillCompleted / SpillFailed with seq null), so it needs no share of any
  * session's sequence. Workers of one group split the spill-request partitions.
  */
-import type { Consumer } from 'kafkajs';
+import type { Consumer } from '../kafka/kafkajs';
 import pino, { type Logger } from 'pino';
 import type { SpillRequest } from '../engine/outputs';
 import { spillRequestType } from '../schema/schemas';

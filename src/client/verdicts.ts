@@ -4,7 +4,7 @@
  * inputSeq (contract §6); verdicts of other clients' sessions are skipped before decoding.
  */
 import { randomUUID } from 'node:crypto';
-import type { Consumer, Kafka } from 'kafkajs';
+import type { Consumer, Kafka } from '../kafka/kafkajs';
 import type { Logger } from 'pino';
 import type { Verdict } from '../engine/outputs';
 import type { RegistryCodec } from '../registry/codec';

@@ -323,7 +323,7 @@ export const SETTINGS = {
     default: true,
     help:
       "keep the transactional producers' coordinators between transactions instead of kafkajs' " +
-      'FindCoordinator before 4 requests of each (src/kafka/coordinatorCache.ts)',
+      'FindCoordinator before 4 requests of each (src/kafka/kafkajs/coordinatorCache.ts)',
     parse: bool,
   }),
   logLevel: setting<string>({

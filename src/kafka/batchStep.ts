@@ -17,7 +17,7 @@
  * from the registry); a `BatchPlanner` takes the decoded records one by one (so that a batch's
  * decoded events do not all live at once) and is synchronous and deterministic given its clocks.
  */
-import type { Message } from 'kafkajs';
+import type { Message } from './kafkajs';
 import type { Config } from '../config/config';
 import type { Output } from '../engine/collector';
 import { refuseMalformed } from '../engine/decide';

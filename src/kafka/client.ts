@@ -1,23 +1,18 @@
 /** A kafkajs client whose logs go through pino (one JSON log stream), with optional TLS and SASL. */
 import { readFileSync } from 'node:fs';
-import { Kafka, logLevel, type LogEntry, type SASLOptions } from 'kafkajs';
+import {
+  classify,
+  Kafka,
+  kafkajsEntryLevel,
+  kafkajsLogLevel,
+  type LogEntry,
+  type SASLOptions,
+} from './kafkajs';
 import type { ConnectionOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
-import { causeChain, OperationalError, StartupError } from '../errors';
+import { causeMessages, OperationalError, StartupError } from '../errors';
 import { retry } from '../retry';
-
-/**
- * kafkajs' levels in pino's. Its INFO is its own lifecycle chatter ("Starting", "Consumer has
- * joined the group", "Pausing fetching from 1 topics"): the processor logs what a person needs
- * of that at info itself, so kafkajs' INFO goes to debug.
- */
-const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
-  [logLevel.ERROR]: 'error',
-  [logLevel.WARN]: 'warn',
-  [logLevel.INFO]: 'debug',
-  [logLevel.DEBUG]: 'debug',
-};
 
 /** The security-related part of the Config (see config.ts). */
 export type KafkaSecurity = Pick<
@@ -59,51 +54,6 @@ export function kafkaSasl(s: KafkaSecurity): SASLOptions | undefined {
     case 'scram-sha-512':
       return { mechanism: 'scram-sha-512', username, password };
   }
-}
-
-/** kafkajs' own threshold, from the pino logger's: kafkajs' logs follow CG_LOG_LEVEL. */
-export function kafkajsLogLevel(pinoLevel: string): logLevel {
-  switch (pinoLevel) {
-    case 'trace':
-    case 'debug':
-      return logLevel.DEBUG;
-    case 'info':
-    case 'warn':
-      // Its INFO would land at debug (LEVELS): not worth building.
-      return logLevel.WARN;
-    case 'silent':
-      return logLevel.NOTHING;
-    default:
-      return logLevel.ERROR;
-  }
-}
-
-/**
- * Broker answers that kafkajs logs at ERROR although it retries them and they are part of a
- * healthy run, so they belong at debug: CONCURRENT_TRANSACTIONS follows every transaction
- * whose predecessor's markers the coordinator is still writing (dozens a minute under load);
- * UNKNOWN_TOPIC_OR_PARTITION answers the metadata requests right after the processor created
- * its topics; COORDINATOR_NOT_AVAILABLE and COORDINATOR_LOAD_IN_PROGRESS answer the first
- * FindCoordinator of a fresh broker (its offsets topic is being created) and every coordinator
- * move. (kafkajs logs them by message text only.)
- */
-const EXPECTED_RETRY = new RegExp(
-  [
-    'another concurrent operation on the same transaction was ongoing',
-    'This server does not host this topic-partition',
-    'The group coordinator is not available',
-    'The coordinator is loading and hence',
-  ].join('|'),
-);
-
-/** The pino level of one kafkajs log entry. */
-export function kafkajsEntryLevel(
-  level: logLevel,
-  entry: { message: string; error?: unknown },
-): 'error' | 'warn' | 'info' | 'debug' {
-  const text = `${entry.message} ${typeof entry.error === 'string' ? entry.error : ''}`;
-  if (level <= logLevel.WARN && EXPECTED_RETRY.test(text)) return 'debug';
-  return LEVELS[level] ?? 'info';
 }
 
 export function kafkaClient(
@@ -155,10 +105,6 @@ export class KafkaSecurityError extends StartupError {
 export const PREFLIGHT_DEADLINE_MS = 8_000;
 const PREFLIGHT_PAUSE_MS = 1_000;
 
-/** Node's TLS verification failures, as they appear in kafkajs' "Connection error: …" messages. */
-const TLS_FAILURE =
-  /certificate|self[- ]signed|unable to verify|unable to get (local )?issuer|hostname\/IP does not match|altnames|ERR_TLS|SSL routines|wrong version number|handshake|alert/i;
-
 /**
  * The first connection, so that start-up fails in seconds with a message that names the
  * setting to check: wrong credentials (kafkajs already treats them as non-retriable), a broker
@@ -188,7 +134,7 @@ export async function checkKafkaSecurity(
       return new StartupError(
         'KAFKA_UNREACHABLE',
         `no Kafka broker answered at ${brokers.join(',')} in ${Math.round(deadlineMs / 1000)} s ` +
-          `(${attempts} attempts; last: ${messages(failure)}) - check KAFKA_BROKERS (--brokers) and that the brokers are up`,
+          `(${attempts} attempts; last: ${causeMessages(failure)}) - check KAFKA_BROKERS (--brokers) and that the brokers are up`,
         { cause: failure },
       );
     },
@@ -232,9 +178,9 @@ async function connectTo(
   try {
     await admin.connect();
   } catch (e) {
-    const err = e as Error & { name?: string };
-    const chain = messages(err);
-    if (err.name === 'KafkaJSSASLAuthenticationError' || /SASL|authenticat/i.test(chain)) {
+    const chain = causeMessages(e);
+    const failure = classify(e);
+    if (failure === 'KAFKA_AUTHENTICATION_FAILED') {
       throw new KafkaSecurityError(
         `Kafka authentication failed (SASL ${s.kafkaSaslMechanism.toUpperCase()} as ${JSON.stringify(s.kafkaSaslUsername ?? '')} at ${brokers.join(',')}): ${chain} ` +
           '- check CG_KAFKA_SASL_MECHANISM, CG_KAFKA_SASL_USERNAME and CG_KAFKA_SASL_PASSWORD',
@@ -242,7 +188,7 @@ async function connectTo(
         { cause: e },
       );
     }
-    if (s.kafkaSsl && TLS_FAILURE.test(chain)) {
+    if (s.kafkaSsl && failure === 'KAFKA_TLS_FAILED') {
       throw new KafkaSecurityError(
         `Kafka TLS handshake failed (${brokers.join(',')}): ${chain} - check CG_KAFKA_SSL_CA` +
           (s.kafkaSslCa !== null ? ` (${s.kafkaSslCa})` : ' (unset: the system CAs are used)') +
@@ -251,34 +197,8 @@ async function connectTo(
         { cause: e },
       );
     }
-    throw new OperationalError('KAFKA_UNREACHABLE', chain, { cause: err });
+    throw new OperationalError('KAFKA_UNREACHABLE', chain, { cause: e });
   } finally {
     await admin.disconnect().catch(() => undefined);
   }
-}
-
-function messages(e: Error): string {
-  const parts: string[] = [];
-  for (
-    let cur: unknown = e;
-    cur instanceof Error && parts.length < 5;
-    cur = (cur as { cause?: unknown }).cause
-  ) {
-    if (!parts.includes(cur.message)) parts.push(cur.message);
-  }
-  return parts.join(': ');
-}
-
-/**
- * Whether a kafkajs failure is a cluster in the middle of a failover rather than a setting to
- * fix: some error in the cause chain is one kafkajs itself marks retriable (a refused or closed
- * connection, a request timeout, NOT_LEADER, COORDINATOR_NOT_AVAILABLE, ...). kafkajs wraps the
- * last of its own retries in KafkaJSNumberOfRetriesExceeded, marked non-retriable, with the
- * original as `cause`: the chain is looked at, not the outer error alone.
- */
-export function isTransientKafkaFailure(e: unknown): boolean {
-  return causeChain(e).some((x) => {
-    const { name, retriable } = x as { name?: unknown; retriable?: unknown };
-    return typeof name === 'string' && name.startsWith('KafkaJS') && retriable === true;
-  });
 }

@@ -6,7 +6,7 @@
  * the original's length and sha256, so it can still be matched to the input record.
  */
 import { createHash } from 'node:crypto';
-import type { IHeaders, Message } from 'kafkajs';
+import type { IHeaders, Message } from './kafkajs';
 import { capText } from './boundedText';
 import { estimatedBytes } from './outputChunks';
 import { RECORD_MARGIN, fits } from './recordLimits';

@@ -5,7 +5,7 @@
  * one transaction (transaction.ts) with the outputs, changelog records and consumer offset; the
  * in-memory state changes only after that transaction commits.
  */
-import type { Batch, Kafka, Producer } from 'kafkajs';
+import type { Batch, Kafka, Producer } from './kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import type { EngineOptions } from '../engine/evolve';

@@ -6,7 +6,7 @@
  * whose outcome is unknown (or a fenced producer, or a consumer crash) resynchronises the
  * partition from Kafka, a rebalance revokes partitions, stop() closes them.
  */
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka } from './kafkajs';
 import type { Logger } from 'pino';
 import { ENV_NAMES, type Config } from '../config/config';
 import { engineOptions } from '../engine/fleet';
@@ -15,8 +15,7 @@ import type { RegistryCodec } from '../registry/codec';
 import { registerSchemas } from '../registry/register';
 import { retry } from '../retry';
 import { sleep } from '../time';
-import { isTransientKafkaFailure } from './client';
-import { cacheTransactionCoordinators } from './coordinatorCache';
+import { cacheTransactionCoordinators, isTransientKafkaFailure } from './kafkajs';
 import type { SessionDirectory, TrackedSession } from '../http/sessionDirectory';
 import { SessionCapacity } from './capacity';
 import { PartitionTask, type TaskHost } from './partition';

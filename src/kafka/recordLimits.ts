@@ -6,7 +6,7 @@
  * truncated if need be), so nothing the processor writes can be refused for its size and hold
  * the partition (docs/decisions.md 120).
  */
-import type { Message } from 'kafkajs';
+import type { Message } from './kafkajs';
 import { estimatedBytes } from './outputChunks';
 
 /** Kafka's default `max.message.bytes` (1 MiB plus the record batch overhead). */

@@ -7,7 +7,7 @@
  * partition is restored once the barrier is read back.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kafka, Producer } from 'kafkajs';
+import type { Kafka, Producer } from './kafkajs';
 import {
   BARRIER_KEY,
   decodePosition,

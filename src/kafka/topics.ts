@@ -1,5 +1,5 @@
 /** The topics of contract §6, created when absent; the changelog is compacted and partitioned like the input. */
-import { ConfigResourceTypes, type Admin } from 'kafkajs';
+import { ConfigResourceTypes, type Admin } from './kafkajs';
 import { TOPIC_KEYS, type Config } from '../config/config';
 import { retry } from '../retry';
 

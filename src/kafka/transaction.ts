@@ -5,7 +5,8 @@
  * visible together or not at all.
  *
  * kafkajs' failures become three typed errors here, where kafkajs raises them, so that the
- * processor decides by class and never by message text:
+ * processor decides by class and never by message text (by kafkajs' error types:
+ * src/kafka/kafkajs/errorTypes.ts):
  * - `BeforeTransactionError`: nothing was sent (the batch could not be decoded yet, or no
  *   transaction could begin): reading the batch again is exact;
  * - `ProducerFencedError`: the broker refused this producer (a newer one has its
@@ -14,67 +15,20 @@
  *   have committed, so Kafka (changelog, committed offset) is the truth.
  */
 import {
+  fencingErrorType,
+  isRecordTooLarge,
   type Kafka,
-  KafkaJSProtocolError,
   type Message,
   Partitioners,
+  pinPartitions,
   type Producer,
-} from 'kafkajs';
+  sendPartitionByPartition,
+} from './kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
-import {
-  REQUEST_BUDGET_BYTES,
-  onePartitionEach,
-  outputRequests,
-  pinPartitions,
-  sendProblems,
-} from './outputChunks';
+import { REQUEST_BUDGET_BYTES, outputRequests } from './outputChunks';
 import { RECORD_MARGIN } from './recordLimits';
-import { causeChain, OperationalError } from '../errors';
-
-/**
- * The kafkajs protocol error types (KafkaJSProtocolError.type) that mean the producer itself is
- * unusable; kafkajs marks each non-retriable. PRODUCER_FENCED (error code 90) is not in kafkajs
- * 2.2.4's table (brokers answer its older requests with INVALID_PRODUCER_EPOCH); it is listed
- * for a kafkajs that knows it.
- */
-export const FENCING_ERROR_TYPES: ReadonlySet<string> = new Set([
-  'INVALID_PRODUCER_EPOCH',
-  'PRODUCER_FENCED',
-  'TRANSACTION_COORDINATOR_FENCED',
-  'INVALID_PRODUCER_ID_MAPPING',
-  'INVALID_TXN_STATE',
-  'UNKNOWN_PRODUCER_ID',
-  'OUT_OF_ORDER_SEQUENCE_NUMBER',
-  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
-]);
-
-/**
- * The KafkaJSProtocolError type of a fencing failure, or null. kafkajs' retrier wraps a
- * non-retriable protocol error (KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded) with
- * the original as `cause`: the whole cause chain is looked at.
- */
-export function fencingErrorType(e: unknown): string | null {
-  for (const x of causeChain(e))
-    if (x instanceof KafkaJSProtocolError && FENCING_ERROR_TYPES.has(x.type)) return x.type;
-  return null;
-}
-
-/**
- * The kafkajs protocol error types with which a broker refuses a record or record batch as too
- * large for the topic (`max.message.bytes`); kafkajs marks them non-retriable, and so does
- * src/errors.ts (RECORD_TOO_LARGE).
- */
-export const TOO_LARGE_ERROR_TYPES: ReadonlySet<string> = new Set([
-  'MESSAGE_TOO_LARGE',
-  'RECORD_LIST_TOO_LARGE',
-]);
-
-export function isRecordTooLarge(e: unknown): boolean {
-  return causeChain(e).some(
-    (x) => x instanceof KafkaJSProtocolError && TOO_LARGE_ERROR_TYPES.has(x.type),
-  );
-}
+import { OperationalError } from '../errors';
 
 /**
  * The broker refused one produce request of the transaction as too large: `topic` and the
@@ -225,23 +179,14 @@ export async function commitBatch(
     // kafkajs 2.2.4's retry of a partly failed sendBatch skips the brokers that already
     // answered (tulios/kafkajs#1303), and after a leader move outputs went unwritten (or were
     // written twice) while offsets and changelog committed. Such a send aborts the transaction.
-    // One topic-partition per sendBatch (onePartitionEach): a kafkajs retry of a request to
-    // several leaders can write one leader's messages twice, unseen by the check below.
+    // One topic-partition per sendBatch (sendPartitionByPartition, src/kafka/kafkajs): a kafkajs
+    // retry of a request to several leaders can write one leader's messages twice, unseen by
+    // the check of its results.
     pinPartitions(c.sends, c.partitionCounts);
     for (const request of outputRequests([...c.sends], requestBudget(c.limitOf)))
-      for (const topicMessages of onePartitionEach(request)) {
-        const results = await txn.sendBatch({ acks: -1, topicMessages }).catch((e: unknown) => {
-          const [sent] = topicMessages;
-          throw isRecordTooLarge(e) && sent
-            ? new RecordTooLargeError(sent.topic, sent.messages, e)
-            : e;
-        });
-        const { missing, repeated } = sendProblems(topicMessages, results);
-        if (missing.length > 0 || repeated.length > 0)
-          throw new Error(
-            `a retried produce request (kafkajs#1303) left ${missing.join(', ') || 'none'} unwritten and wrote ${repeated.join(', ') || 'none'} twice: aborting the transaction`,
-          );
-      }
+      await sendPartitionByPartition(txn, request, (e, sent) =>
+        isRecordTooLarge(e) ? new RecordTooLargeError(sent.topic, sent.messages, e) : e,
+      );
     sent = performance.now();
     await txn.sendOffsets({
       consumerGroupId: c.consumerGroupId,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel } from '../kafka/kafkajs';
 import { findJava } from './java';
 import { fetchKafkaLibs } from './maven';
 import { freePorts, LOOPBACK } from './ports';

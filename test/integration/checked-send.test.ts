@@ -1,5 +1,5 @@
 /**
- * checkedSend (src/kafka/checkedSend.ts) against the real broker: pinning the messages itself
+ * checkedSend (src/kafka/kafkajs/checkedSend.ts) against the real broker: pinning the messages itself
  * puts every key where kafkajs' own partitioner puts it (the processor's KEY_MISMATCH check and
  * every session's order depend on that), and each key's messages arrive once, in order. The
  * re-send of unacknowledged partitions needs a leader move on a cluster (kafkajs#1303): the
@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { Partitioners, type Message } from 'kafkajs';
 import pino from 'pino';
-import { checkedSend } from '../../src/kafka/checkedSend';
+import { checkedSend } from '../../src/kafka/kafkajs/checkedSend';
 import { kafka, readMessages } from './pipeline';
 
 const PARTITIONS = 3;

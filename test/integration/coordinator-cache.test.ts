@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import { cacheTransactionCoordinators } from '../../src/kafka/coordinatorCache';
+import { cacheTransactionCoordinators } from '../../src/kafka/kafkajs/coordinatorCache';
 import { serviceEnv } from './env';
 
 jest.setTimeout(120_000);

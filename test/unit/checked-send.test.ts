@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { TopicMessages } from 'kafkajs';
-import { partitionsOf, unsentMessages } from '../../src/kafka/checkedSend';
-import type { SentPartition } from '../../src/kafka/outputChunks';
+import { partitionsOf, unsentMessages } from '../../src/kafka/kafkajs/checkedSend';
+import type { SentPartition } from '../../src/kafka/kafkajs/partitionPerRequest';
 
 const ack = (topicName: string, partition: number): SentPartition => ({ topicName, partition });
 const values = (r: readonly TopicMessages[]) =>

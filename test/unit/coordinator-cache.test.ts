@@ -7,7 +7,7 @@ import {
   wrapFindGroupCoordinator,
   type CoordinatorBroker,
   type FindCoordinatorArgs,
-} from '../../src/kafka/coordinatorCache';
+} from '../../src/kafka/kafkajs/coordinatorCache';
 
 const GROUP = 0;
 const TRANSACTION = 1;

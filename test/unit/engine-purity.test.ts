@@ -2,7 +2,8 @@
  * The engine stays the pure core (README "Architecture"): eslint.config.mjs forbids I/O imports,
  * the clock and randomness in src/engine. These tests lint a probe text as if it lived there, so
  * the rule cannot be switched off silently, and lint the real engine clean. (ESLint runs as a
- * child process: its config is an ES module, which Jest's VM cannot import.)
+ * child process: its config is an ES module, which Jest's VM cannot import.) The same rule keeps
+ * kafkajs behind its boundary, src/kafka/kafkajs.
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -42,8 +43,16 @@ describe('src/engine is pure', () => {
   }, 60_000);
 
   it('the same text is fine in the shell (src/kafka)', () => {
-    const [result] = lint(['--stdin', '--stdin-filename', 'src/kafka/probe.ts'], PROBE);
+    // In the kafkajs boundary: elsewhere in the shell kafkajs comes through it (below).
+    const [result] = lint(['--stdin', '--stdin-filename', 'src/kafka/kafkajs/probe.ts'], PROBE);
     expect(result?.messages).toEqual([]);
+  }, 60_000);
+
+  it('outside src/kafka/kafkajs, the shell reaches kafkajs only through that boundary', () => {
+    const [result] = lint(['--stdin', '--stdin-filename', 'src/kafka/probe.ts'], PROBE);
+    expect(result?.messages.map((m) => m.message)).toEqual([
+      expect.stringContaining('import kafkajs through the boundary, src/kafka/kafkajs'),
+    ]);
   }, 60_000);
 
   it('the engine as it is lints clean', () => {

@@ -6,7 +6,8 @@ import { logLevel } from 'kafkajs';
 import { ConfigError } from '../../src/config/config';
 import { STARTUP_FAILURES, StartupError, exitCodeHelp } from '../../src/errors';
 import { RUN_FAILURES, classifyStartupFailure, reportFailure } from '../../src/cli/failures';
-import { KafkaSecurityError, kafkajsEntryLevel, kafkajsLogLevel } from '../../src/kafka/client';
+import { KafkaSecurityError } from '../../src/kafka/client';
+import { kafkajsEntryLevel, kafkajsLogLevel } from '../../src/kafka/kafkajs/logLevels';
 import { RegistryAuthError } from '../../src/registry/codec';
 import { buildProgram } from '../../src/cli/main';
 

@@ -1,5 +1,5 @@
 /**
- * Fencing is recognised by kafkajs' error types, not by message text (src/kafka/transaction.ts):
+ * Fencing is recognised by kafkajs' error types, not by message text (src/kafka/kafkajs/errorTypes.ts):
  * a KafkaJSProtocolError of a fencing type, bare or wrapped as kafkajs' retrier wraps it, is a
  * fencing error; other protocol errors, and messages that merely mention fencing, are not. So is
  * a broker's refusal of a record as too large (MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE).
@@ -12,14 +12,16 @@ import {
   KafkaJSProtocolError,
 } from 'kafkajs';
 import { ConfigError } from '../../src/config/settings';
-import { isTransientKafkaFailure } from '../../src/kafka/client';
 import {
-  commitWithin,
   FENCING_ERROR_TYPES,
   fencingErrorType,
   isRecordTooLarge,
-  RecordTooLargeError,
+  isTransientKafkaFailure,
   TOO_LARGE_ERROR_TYPES,
+} from '../../src/kafka/kafkajs/errorTypes';
+import {
+  commitWithin,
+  RecordTooLargeError,
   TransactionOutcomeUnknownError,
 } from '../../src/kafka/transaction';
 import { ERROR_CODES, isRetriable } from '../../src/errors';

@@ -2,7 +2,7 @@
  * What a local cluster's readiness means, asked of the cluster itself through short-lived
  * kafkajs clients: nodes listed, partitions in sync, coordinators loaded.
  */
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel } from '../../kafka/kafkajs';
 
 /** Kafka's partition of a coordinator key: Utils.abs(key.hashCode()) % partitions (Java String hash). */
 export function coordinatorPartition(key: string, partitions: number): number {

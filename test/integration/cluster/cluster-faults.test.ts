@@ -27,7 +27,7 @@ import { ConfigResourceTypes, type Admin, type TopicMessages } from 'kafkajs';
 import pino from 'pino';
 import type { Config } from '../../../src/config/config';
 import type { ContextEvent } from '../../../src/engine/events';
-import { checkedSend, UnacknowledgedSendError } from '../../../src/kafka/checkedSend';
+import { checkedSend, UnacknowledgedSendError } from '../../../src/kafka/kafkajs/checkedSend';
 import { transactionalId } from '../../../src/kafka/transaction';
 import {
   coordinatorPartition,
@@ -149,7 +149,7 @@ async function forward(host: string, target: URL): Promise<{ url: string; close(
 
 /**
  * The simulator's events produced at a steady rate, each send checked partition by partition
- * (src/kafka/checkedSend.ts: kafkajs#1303 dropped 6-15 input events per broker-fault scenario
+ * (src/kafka/kafkajs/checkedSend.ts: kafkajs#1303 dropped 6-15 input events per broker-fault scenario
  * from sends that resolved); a failed send is sent again.
  */
 class Load {

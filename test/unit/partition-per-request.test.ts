@@ -1,6 +1,10 @@
 import fc from 'fast-check';
 import type { Message, TopicMessages } from 'kafkajs';
-import { onePartitionEach, pinPartitions, sendProblems } from '../../src/kafka/outputChunks';
+import {
+  onePartitionEach,
+  pinPartitions,
+  sendProblems,
+} from '../../src/kafka/kafkajs/partitionPerRequest';
 
 describe('outputs pinned to partitions, and every pinned partition acknowledged (regression: issue 17)', () => {
   it("pins a keyed message where Kafka's Java client would put it (murmur2), keeps given partitions", () => {

@@ -1,18 +1,21 @@
 /**
+ * Upstream: tulios/kafkajs#1303 (a retried produce request skips the brokers that already
+ * answered, and the send resolves with a partition unsent; open). Applies to kafkajs 2.2.4.
+ *
  * An acknowledged plain send for an idempotent (non-transactional) producer: the send of input
  * events by the client, `simulate` and the load producers of the cluster suite and the soak.
  *
  * kafkajs 2.2.4's retry of a partly failed send/sendBatch skips every broker that already
  * answered (tulios/kafkajs#1303): a partition whose leader moved onto such a broker is silently
  * not sent, yet the promise resolves. On a 3-node cluster 6–15 of ~2,400 input events were lost
- * per broker-fault scenario that way (issue 17). The processor's transactions abort on it
+ * per broker-fault scenario that way. The processor's transactions abort on it
  * (src/kafka/transaction.ts); a plain send cannot abort, so it sends what no result
  * acknowledged again, until every partition is acknowledged.
  */
 import type { Message, Producer, TopicMessages } from 'kafkajs';
 import type { Logger } from 'pino';
-import { errorClass } from '../errors';
-import { pinPartitions, sendProblems, type SentPartition } from './outputChunks';
+import { errorClass } from '../../errors';
+import { pinPartitions, sendProblems, type SentPartition } from './partitionPerRequest';
 
 /** Most sends of one request's messages (the first included) before giving up. */
 export const MAX_SEND_ROUNDS = 5;

@@ -1,4 +1,9 @@
 /**
+ * Upstream: no kafkajs issue asks for it; the nearest is tulios/kafkajs#304 (a transaction's
+ * latency, KAFKA-5477; open). Applies to kafkajs 2.2.4: it patches kafkajs internals
+ * (`require('kafkajs/src/cluster')`, `Cluster.prototype.findGroupCoordinator`, `rootLogger`,
+ * `findBroker`), which no kafkajs version promises to keep.
+ *
  * Remembers the transaction and group coordinators of transactional producers.
  *
  * kafkajs 2.2 sends FindCoordinator before every AddPartitionsToTxn, AddOffsetsToTxn,

@@ -5,7 +5,7 @@
  * kafkajs 2.2.4's retry of a partly failed send/sendBatch skips every broker that already
  * answered (tulios/kafkajs#1303): a partition whose leader moved onto such a broker is silently
  * not sent, yet the promise resolves. On a 3-node cluster 6–15 of ~2,400 input events were lost
- * per broker-fault scenario that way (issue 17). The processor's transactions abort on it
+ * per broker-fault scenario that way. The processor's transactions abort on it
  * (src/kafka/transaction.ts); a plain send cannot abort, so it sends what no result
  * acknowledged again, until every partition is acknowledged.
  */

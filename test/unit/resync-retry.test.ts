@@ -1,6 +1,6 @@
 import { retryUntilDone } from '../../src/kafka/processor';
 
-describe('a partition resynchronisation is retried until it succeeds (regression: issue 17)', () => {
+describe('a partition resynchronisation is retried until it succeeds (regression)', () => {
   it('a failing attempt (e.g. the committed offset unreadable during a leader election) is tried again, not given up', async () => {
     const errors: string[] = [];
     let calls = 0;

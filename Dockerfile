@@ -11,10 +11,10 @@ RUN npm run build && npm prune --omit=dev
 FROM node:22-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
-# A larger young generation: fewer scavenges of per-record garbage (README, "Running against a cluster").
+# A larger young generation: fewer scavenges of per-record garbage (docs/operations.md, "Running against a cluster").
 ENV NODE_OPTIONS=--max-semi-space-size=32
 # glibc's malloc on transparent huge pages: first touching fresh memory is what makes kafkajs'
-# copy of each fetch response slow (README, "Running against a cluster"; docs/decisions.md 29).
+# copy of each fetch response slow (docs/operations.md, "Running against a cluster"; docs/decisions.md 29).
 ENV GLIBC_TUNABLES=glibc.malloc.hugetlb=1
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

@@ -1,5 +1,6 @@
-/** Two projects: `unit` (pure code, no services) and `integration` (real Kafka, registry,
- * Prometheus, started once by the global setup). `npm test` runs both. */
+/** Three projects: `unit` (pure code, no services), `integration` (real Kafka, registry,
+ * Prometheus, started once by the global setup) and `cluster` (a local 3-node cluster of its
+ * own). `npm test` runs all three. */
 // Transpile only (tsconfig's isolatedModules): `npm run typecheck` checks the types once.
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 // The AI SDK (`ai` 7.x and its own packages) ships ES modules only. Node 22 loads them from

@@ -1,6 +1,6 @@
 /**
- * `audit` throughput on a large generated stream, two engine paths in the same run (issue 18
- * item 5, docs/decisions.md): the real `runAudit` (file read, line split, JSON decode, engine,
+ * `audit` throughput on a large generated stream, two engine paths in the same run
+ * (docs/decisions.md 64): the real `runAudit` (file read, line split, JSON decode, engine,
  * report or JSON lines) with its sessions
  *   owned-fleet       OwnedFleet: in place, ordinary turns on the TurnArena's typed arrays
  *   in-place          SessionsInPlace: a Map of owned states, each event through evolveInPlace

@@ -1,5 +1,5 @@
 /**
- * Client throughput and latency (issue 16): requests per second through compaction-guard/client
+ * Client throughput and latency: requests per second through compaction-guard/client
  * and p50/p99 from the `requestCompaction` call to its resolved verdict, at fixed request rates
  * (5 TurnAppended per request, 1,000 sessions), against the real processor in a child process.
  * The processor's own figure in the same run: a plain read_committed consumer of the verdict

@@ -1,5 +1,5 @@
 /**
- * Decoding microbenchmark (issue 5): CPU µs per input event for the decoders the processor runs
+ * Decoding microbenchmark: CPU µs per input event for the decoders the processor runs
  * per record, on the same fleet events the e2e benchmark produces (src/sim), in a tight loop
  * with no Kafka:
  *

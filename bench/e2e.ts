@@ -1,5 +1,5 @@
 /**
- * End-to-end benchmark with Kafka (issue 5): events/s from a pre-loaded input topic to
+ * End-to-end benchmark with Kafka: events/s from a pre-loaded input topic to
  * committed outputs, all paths on the same broker reading the same bytes (JSON input events,
  * keyed by sessionId, 6 partitions):
  *

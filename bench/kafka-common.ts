@@ -170,10 +170,10 @@ export async function createTopic(
  * Produces messages (idempotent, acks=all) so that every key's messages land in the order
  * given: each partition's messages go out in chunks one send at a time, the partitions side by
  * side. Why not several sends in flight for the same partitions: concurrent `send` calls of one
- * kafkajs producer do not keep their order per partition. Session 4's preload had four in
- * flight and left 27 % of a 200k-event fleet out of its session's order (53,655 seq jumps,
- * 18,419 backwards), so every e2e and scale-out run until then also decided SEQ_CONFLICT and
- * EVENT_GAP on input that the simulator had produced in order. Keyed messages get the
+ * kafkajs producer do not keep their order per partition: four in flight leave 27 % of a
+ * 200k-event fleet out of its session's order (53,655 seq jumps, 18,419 backwards), and the
+ * processor then decides SEQ_CONFLICT and EVENT_GAP on input that the simulator produced in
+ * order. Keyed messages get the
  * partition kafkajs' default partitioner would give them.
  */
 export async function preload(
@@ -330,7 +330,7 @@ export const PRODUCT_NODE_ARGS: readonly string[] = ['--max-semi-space-size=32']
  * The environment the processor is deployed with (package.json `start`, Dockerfile `ENV`; the
  * same test keeps them equal): glibc's malloc asks for transparent huge pages, because first
  * touching fresh memory is what makes kafkajs' copy of every fetch response slow (1.20× end to
- * end at 1M events, bench/README.md session 5; docs/decisions.md 29).
+ * end at 1M events, bench/README.md "End to end"; docs/decisions.md 29).
  */
 export const PRODUCT_ENV: Readonly<Record<string, string>> = {
   GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1',

@@ -1,5 +1,5 @@
 /**
- * Verdict latency (issue 5): p50/p99/p99.9 from a CompactionRequested produced to its verdict
+ * Verdict latency: p50/p99/p99.9 from a CompactionRequested produced to its verdict
  * visible to a read_committed consumer, at fixed request rates while 5× as many TurnAppended
  * flow. The real processor (startProcessor, EOS) runs in a child process of its own; this
  * process produces (Avro wire format, idempotent producer, acks=all) and consumes.

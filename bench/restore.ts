@@ -1,5 +1,5 @@
 /**
- * Memory and restore (issue 5).
+ * Memory and restore.
  *
  * 1. Engine only (no Kafka): heap per tracked session and ns per decision (Fleet.process of a
  *    CompactionRequested on random distinct sessions) at 10k, 100k, 1M sessions. Every session

@@ -1,5 +1,5 @@
 /**
- * Scale-out (issue 5): 1 vs 2 processor instances (the real processor, EOS, one consumer group)
+ * Scale-out: 1 vs 2 processor instances (the real processor, EOS, one consumer group)
  * draining the same input (the same pre-built JSON fleet events, 6 partitions). Each run uses a
  * fresh input topic, group and output topics. By default each instance is a child process
  * of its own (as deployed: its own event loop, so two instances can use two cores);

@@ -1,5 +1,5 @@
 /**
- * Soak (issue 17): the processor on a local 3-node cluster (RF 3, min.insync.replicas 2) at a
+ * Soak: the processor on a local 3-node cluster (RF 3, min.insync.replicas 2) at a
  * steady input rate for a long time, with a broker fault every few minutes, cycling through
  * kill -9 of the input partitions' leader, of the transaction coordinator, of the group
  * coordinator, of the changelog leader, a SIGSTOP beyond the session and replica lag timeouts,

@@ -150,7 +150,7 @@ export function isRetriable(e: unknown): boolean {
   return code !== null && ERROR_CODES[code].retriable;
 }
 
-/** For `run --help` and the README: one line per exit status. */
+/** For `run --help` and docs/operations.md: one line per exit status. */
 export function exitCodeHelp(): string {
   const byStatus = new Map<number, string[]>();
   for (const [code, { exitCode }] of Object.entries(STARTUP_FAILURES))

@@ -43,7 +43,7 @@ export function kafkaAclsCommands(principal: string, grants: readonly AclGrant[]
 export function aclsCommand(): Command {
   const cmd = new Command('acls')
     .description(
-      'Print the kafka-acls.sh commands that give a principal exactly what its role needs (README, "Kafka ACLs"); sends nothing.',
+      'Print the kafka-acls.sh commands that give a principal exactly what its role needs (docs/operations.md, "Kafka ACLs"); sends nothing.',
     )
     .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`)
     .requiredOption('--principal <principal>', 'the Kafka principal, e.g. User:compaction-guard');

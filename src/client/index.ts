@@ -1,6 +1,6 @@
 /**
- * `compaction-guard/client`: what an agent orchestrator needs to use compaction-guard (README,
- * "Integrating an orchestrator"). The product's contract is docs/contract.md.
+ * `compaction-guard/client`: what an agent orchestrator needs to use compaction-guard
+ * (docs/integration.md). The product's contract is docs/contract.md.
  */
 export { GuardClient, DEFAULT_VERDICT_TIMEOUT_MS } from './client';
 export type { GuardClientOptions, EventFormat, OutOfBandEvent, OutOfBandOptions } from './client';

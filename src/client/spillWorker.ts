@@ -1,5 +1,5 @@
 /**
- * A spill service apart from the orchestrator (contract rev 10, §3 and §4 step 0): it reads the
+ * A spill service apart from the orchestrator (contract §3 and §4 step 0): it reads the
  * spill requests (read_committed), writes each requested range to a SpillStore, and answers
  * out of band (SpillCompleted / SpillFailed with seq null), so it needs no share of any
  * session's sequence. Workers of one group split the spill-request partitions.

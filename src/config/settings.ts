@@ -2,7 +2,7 @@
  * Every setting, declared once: its env var, its flag (the kebab-case key unless named), its
  * default, how a raw value is validated and parsed, and its help text. The `Config` type, the
  * defaults, the parsing and `--help` all derive from these tables (src/config/config.ts), and
- * a unit test checks README's configuration tables against them.
+ * a unit test checks the configuration tables of docs/operations.md against them.
  *
  * - SETTINGS: `compaction-guard run` (env var or flag; the on-call commands share a subset).
  * - TOOL_SETTINGS: the on-call tools and the client library (env var or the tool's flag).
@@ -300,7 +300,7 @@ export const SETTINGS = {
     // touched and costs one transaction, so bigger batches mean fewer of both per event. 8 MiB
     // per partition, 48 MiB per fetch: 1.28× the events/s of 4 / 10 MiB (kafkajs' default total)
     // on a 1M-event backlog in a same-run A/B, for ~210 MB more peak RSS (bench/README.md,
-    // session 5; docs/decisions.md 28). Outputs are split per request anyway
+    // "End to end"; docs/decisions.md 28). Outputs are split per request anyway
     // (src/kafka/outputChunks.ts).
     default: 8 * 1024 * 1024,
     help: 'fetch size per partition (bounds a transaction)',

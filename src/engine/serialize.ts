@@ -11,10 +11,11 @@ import { NO_IDS, NO_SETS, type PerUnit, type SessionState } from './state';
 import { rememberedFrom, rememberedIds } from './sequence';
 
 /**
- * The leading byte. 2 added the out-of-band eventIds (contract rev 10, §4 step 0); 3 added
- * lastEventAt, the evidence head F, the coarsened set K and the contested flag (rev 11). Records
- * of formats 1 and 2, still in changelogs written before, restore with the new fields at their
- * defaults (none remembered; no lastEventAt, no F, K empty, not contested).
+ * The leading byte. Format 3 holds lastEventAt, the evidence head F, the coarsened set K and the
+ * contested flag (rev 11) beside what format 2 holds, the out-of-band eventIds (§4 step 0), which
+ * format 1 lacks. Records of formats 1 and 2, which older changelogs may hold, restore with the
+ * missing fields at their defaults (none remembered; no lastEventAt, no F, K empty, not
+ * contested).
  */
 const FORMAT_VERSION = 3;
 const FORMAT_V2 = 2;

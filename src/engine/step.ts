@@ -52,7 +52,7 @@ export interface EngineOptions {
   engineVersion: string;
   /**
    * The trusted key ring of contract §4b, or null: without one, signatures are not looked at and
-   * SpillCompleted, SpillFailed and LossAcknowledged apply as in rev 10.
+   * SpillCompleted, SpillFailed and LossAcknowledged apply whether signed or not.
    */
   trustedKeys: TrustedKeyRing | null;
 }

@@ -3,7 +3,7 @@
  * transactional id a component of this repository uses, with the operations it performs on
  * them (derived from the code that uses them, named in `why`). Nothing else: an orchestrator
  * cannot write a verdict, a changelog record or a spill request, so it cannot forge an answer.
- * README's ACL table and test/integration/security.test.ts (which runs the processor and an
+ * The ACL table of docs/operations.md and test/integration/security.test.ts (which runs the processor and an
  * orchestrator under exactly these grants) both come from here.
  */
 import type { Config, TOPIC_KEYS } from '../config/config';

@@ -2,8 +2,8 @@
  * The benchmarks' pre-loader (bench/kafka-common.ts `preload`) must keep every key's messages
  * in the order given: the e2e and scale-out benchmarks replay a simulated fleet, and a session
  * whose events arrive out of order is decided as SEQ_CONFLICT / EVENT_GAP, so the benchmark
- * would measure a different workload (it did until session 5: four concurrent sends of one
- * kafkajs producer reordered 27 % of the events).
+ * would measure a different workload (four concurrent sends of one kafkajs producer reorder
+ * about 27 % of the events).
  */
 import { randomUUID } from 'node:crypto';
 import type { Message } from 'kafkajs';

@@ -126,7 +126,7 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
         for (let t = 0; t < 8; t++) await session.appendTurn({ role: 'USER', tokens: 100 });
       }),
     );
-    // Per session 4 requests: tails 6 and 4 approve; tail 7 leaves the floor of 2 below the
+    // Per session, 4 requests: tails 6 and 4 approve; tail 7 leaves the floor of 2 below the
     // tail (TAIL_BELOW_FLOOR) and an input ending at 2 leaves a seam hole: both refuse.
     const asks = [
       { tail: 6, end: 6, decision: 'APPROVE' },

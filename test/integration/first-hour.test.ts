@@ -1,5 +1,5 @@
 /**
- * A newcomer's first hour (issue 15), against the real broker and registry: expected start-up
+ * A newcomer's first hour, against the real broker and registry: expected start-up
  * failures are fast single lines with their exit status, and the demo (`run` fed by two
  * `simulate` runs) tells the truth: no invented SEQ_CONFLICTs, real verdict latencies, no ERROR
  * lines in a healthy run, and a SIGTERM that ends it cleanly and frees its port.

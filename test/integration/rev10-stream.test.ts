@@ -1,5 +1,5 @@
 /**
- * Contract rev 10 through Kafka: a large generated stream with out-of-band spill answers and
+ * Out-of-band events through Kafka: a large generated stream with out-of-band spill answers and
  * acknowledgements (and their redeliveries), JSON that repeats a key and lines that are not
  * valid UTF-8, produced as records (valid events half as Avro, half as JSON) to the real broker.
  * The processor's read_committed outputs must equal the offline `audit` of the same bytes, and
@@ -49,7 +49,7 @@ function spillsOf(records: readonly AuditLineRecord[]): string[] {
     .sort();
 }
 
-describe('rev 10 stream: processor = offline audit', () => {
+describe('out-of-band stream: processor = offline audit', () => {
   it('out-of-band events, their redeliveries, repeated keys and bad UTF-8 decide alike through Kafka and offline', async () => {
     const { lines, counts } = rev10Stream(2026, 80, 12_000);
     expect(counts.outOfBand).toBeGreaterThan(20);

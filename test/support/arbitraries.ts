@@ -551,7 +551,10 @@ const T0 = 1_767_225_600_000;
 /** Far beyond any idle period the tests configure (about 11.6 days). */
 const FUTURE_MS = 1_000_000_000;
 
-/** How `buildChaos` stamps and signs (contract rev 11); without it, as for rev 10. */
+/**
+ * How `buildChaos` stamps and signs (contract rev 11); without it, events are unsigned and
+ * stamped seq × 1 s.
+ */
 export interface ChaosContext {
   /** Signs SpillCompleted, SpillFailed and LossAcknowledged as each command says (§4b). */
   ring?: TestRing;

@@ -1,5 +1,5 @@
 /**
- * A large generated stream with everything contract rev 10 added, as the bytes of JSON lines:
+ * A large generated stream of out-of-band events and hostile JSON, as the bytes of JSON lines:
  * the simulated fleet, where some spill answers come out of band (seq null, the orchestrator's
  * later seqs closing up behind them) and operators acknowledge losses out of band; redeliveries
  * of out-of-band events (within and beyond the window of 8); lines whose JSON repeats a key;

@@ -1,8 +1,8 @@
 /**
  * The ACL grants (src/kafka/acls.ts) name what the code uses: the processor's transactional ids
- * and groups, the client's and tools' groups; and README's ACL table is exactly those grants
- * for the default names. (test/integration/security.test.ts runs the processor and an
- * orchestrator under them on a broker with StandardAuthorizer.)
+ * and groups, the client's and tools' groups; and the ACL table of docs/operations.md is exactly
+ * those grants for the default names. (test/integration/security.test.ts runs the processor and
+ * an orchestrator under them on a broker with StandardAuthorizer.)
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { type AclGrant, aclsFor, ROLES } from '../../src/kafka/acls';
 import { transactionalId } from '../../src/kafka/transaction';
 import { kafkaAclsCommands } from '../../src/cli/acls';
 
-const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+const DOC = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
 
 /** Whether `grants` allow `operation` on the resource `name`. */
 function allows(grants: AclGrant[], resource: AclGrant['resource'], name: string, op: string) {
@@ -70,16 +70,16 @@ describe('ACL grants', () => {
     }
   });
 
-  it("README's ACL table is exactly the grants for the default names", () => {
+  it('the ACL table of docs/operations.md is exactly the grants for the default names', () => {
     const rendered = ROLES.flatMap((role) =>
       aclsFor(role, DEFAULTS).map(
         (g) =>
           `| ${role} | ${g.resource} | \`${g.name}\`${g.pattern === 'PREFIXED' ? ' (prefix)' : ''} | ${g.operations.join(', ')} | ${g.why} |`,
       ),
     );
-    const start = README.indexOf('| principal | resource | name | operations | why |');
+    const start = DOC.indexOf('| principal | resource | name | operations | why |');
     expect(start).toBeGreaterThan(0);
-    const table = README.slice(start)
+    const table = DOC.slice(start)
       .split('\n')
       .slice(2)
       .filter((_, i, all) => all.slice(0, i + 1).every((l) => l.startsWith('|')));

@@ -1,7 +1,8 @@
 /**
- * Config declared once (src/config/settings.ts): README's configuration tables name exactly the
- * settings of the table, with the same env vars, flags and defaults; the defaults, env names and
- * `run --help` are derived from it; and the services read their env vars through it.
+ * Config declared once (src/config/settings.ts): the configuration tables of docs/operations.md
+ * name exactly the settings of the table, with the same env vars, flags and defaults; the
+ * defaults, env names and `run --help` are derived from it; and the services read their env vars
+ * through it.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,7 +20,7 @@ import {
 import { SERVICE_SETTINGS, SETTINGS, TOOL_SETTINGS, type Setting } from '../../src/config/settings';
 import { buildProgram } from '../../src/cli/main';
 
-const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+const DOC = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
 
 interface Row {
   envs: string[];
@@ -35,11 +36,11 @@ const cells = (line: string) =>
     .slice(1, -1)
     .map((c) => c.trim());
 
-/** The rows of every README table whose header has an `env` column (`env` or `Env var`). */
-function readmeRows(): Row[] {
+/** The rows of every table of the page whose header has an `env` column (`env` or `Env var`). */
+function documentedRows(): Row[] {
   const rows: Row[] = [];
   let columns: string[] | null = null;
-  for (const line of README.split('\n')) {
+  for (const line of DOC.split('\n')) {
     if (!line.startsWith('|')) {
       columns = null;
       continue;
@@ -77,11 +78,11 @@ const byEnv = new Map(
   TABLES.flatMap(([, t]) => Object.entries(t).map(([k, s]) => [s.env, { key: k, s }] as const)),
 );
 
-/** README's word for a setting that has no value by default. */
+/** The page's word for a setting that has no value by default. */
 const NO_VALUE = ['(embedded)', '(none)', 'unset', 'system CAs'];
 
-describe('README configuration tables', () => {
-  const rows = readmeRows();
+describe('the configuration tables of docs/operations.md', () => {
+  const rows = documentedRows();
 
   it('name every setting of the table once, and nothing else', () => {
     const documented = rows.flatMap((r) =>
@@ -117,12 +118,12 @@ describe('README configuration tables', () => {
       ]);
       envs.forEach((e, i) => {
         const { s } = byEnv.get(e)!;
-        const readme = r.defaults![Math.min(i, r.defaults!.length - 1)]!;
+        const written = r.defaults![Math.min(i, r.defaults!.length - 1)]!;
         const d = s.default;
         if (s.shown === undefined && (d === null || (Array.isArray(d) && d.length === 0))) {
-          expect([e, NO_VALUE.includes(readme)]).toEqual([e, true]);
+          expect([e, NO_VALUE.includes(written)]).toEqual([e, true]);
         } else {
-          expect([e, readme]).toEqual([e, s.shown ?? String(d)]);
+          expect([e, written]).toEqual([e, s.shown ?? String(d)]);
         }
       });
     }

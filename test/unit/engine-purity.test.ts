@@ -1,5 +1,5 @@
 /**
- * The engine stays the pure core (README "Architecture"): eslint.config.mjs forbids I/O imports,
+ * The engine stays the pure core (docs/architecture.md): eslint.config.mjs forbids I/O imports,
  * the clock and randomness in src/engine. These tests lint a probe text as if it lived there, so
  * the rule cannot be switched off silently, and lint the real engine clean. (ESLint runs as a
  * child process: its config is an ES module, which Jest's VM cannot import.) The same rule keeps

@@ -5,7 +5,7 @@
  *   turn a REFUSE into an APPROVE;
  * - each kind of unauthorized event changes no P, A or X, is reported as UNAUTHORIZED_EVENT
  *   naming the failed check, and leaves the next request refused, where the same event signed
- *   correctly heals as in rev 10.
+ *   correctly heals as an unsigned one does without a ring.
  */
 import fc from 'fast-check';
 import {
@@ -192,7 +192,7 @@ describe('authority (contract §4b): each kind of unauthorized event', () => {
   ];
 
   it.each(kinds)(
-    '%s: changes no P, A or X, emits UNAUTHORIZED_EVENT naming the check, and the next request still refuses; signed correctly it heals as in rev 10',
+    '%s: changes no P, A or X, emits UNAUTHORIZED_EVENT naming the check, and the next request still refuses; signed correctly it heals as without a ring',
     (kind) => {
       fc.assert(
         fc.property(scenarioArb(fc.constant(kind)), (x0) => {

@@ -291,7 +291,7 @@ describe('(g) purity', () => {
   });
 });
 
-describe('(h) step 0: out-of-band events (contract rev 10)', () => {
+describe('(h) step 0: out-of-band events', () => {
   /** An out-of-band event of each kind, for a stream's session, at the stream's last time. */
   const outOfBandArb = (sessionId: string, at: number) =>
     fc

@@ -1,9 +1,9 @@
 /**
  * Differential test: the engine against an independent, naive model of contract §3–§6
  * (test/support/referenceModel.ts: boolean arrays, its own authority check), compared output for
- * output and state for state by test/support/differential.ts. Rev 10 streams (gaps, conflicts,
- * redeliveries, unknown sessions, spills, acknowledgements, closes, malformed requests) under
- * the default options, and rev 11 streams under small grace and idle periods, with and without a
+ * output and state for state by test/support/differential.ts. Streams of gaps, conflicts,
+ * redeliveries, unknown sessions, spills, acknowledgements, closes and malformed requests under
+ * the default options, and streams with rev 11's features under small grace and idle periods, with and without a
  * trusted key ring, from an empty or a blind state, and fragmenting past 128 ranges per set.
  */
 import fc from 'fast-check';
@@ -25,7 +25,7 @@ import { testRing } from '../support/testRing';
 
 const SMALL = { graceMs: SMALL_GRACE_MS, idleMs: SMALL_IDLE_MS };
 
-describe('the engine agrees with an independent model of contract §3–§6 (rev 10 streams, no key ring)', () => {
+describe('the engine agrees with an independent model of contract §3–§6 (default periods, no key ring)', () => {
   it('on sessions opened first (every rule, every event kind, gaps and conflicts)', () => {
     fc.assert(
       fc.property(openedChaosStream, (events) => void differential(events)),

@@ -42,7 +42,7 @@ function unauthorized(events: readonly ContextEvent[]) {
   );
 }
 
-describe('§4b without a ring: signatures are not looked at (rev 10)', () => {
+describe('§4b without a ring: signatures are not looked at', () => {
   it('an unsigned out-of-band spill heals the refusal', () => {
     const b = refusedSession();
     b.outOfBand().spilled('r', 'TURNS', 0, 10);
@@ -120,7 +120,7 @@ describe('§4b with a ring: what is refused, and what happens then', () => {
     expect(unauthorized(b.events)[0]!.message).toContain('expired');
   });
 
-  it('a valid signed spill heals as in rev 10: APPROVE LOSSLESS_SPILL', () => {
+  it('a valid signed spill heals as an unsigned one does without a ring: APPROVE LOSSLESS_SPILL', () => {
     const b = refusedSession();
     b.outOfBand().spilled('r', 'TURNS', 0, 10).mapLast(sign(spiller));
     b.request('r2', 'TURNS', 3, 8, 8);
@@ -129,7 +129,7 @@ describe('§4b with a ring: what is refused, and what happens then', () => {
     expect(verdictOf(p.last)).toMatchObject({ decision: 'APPROVE', basis: 'LOSSLESS_SPILL' });
   });
 
-  it('a valid signed acknowledgement heals as in rev 10: APPROVE LOSS_ACKNOWLEDGED', () => {
+  it('a valid signed acknowledgement heals as an unsigned one does without a ring: APPROVE LOSS_ACKNOWLEDGED', () => {
     const b = refusedSession();
     b.outOfBand().acknowledge('TURNS', 0, 3).mapLast(sign(operator));
     b.request('r2', 'TURNS', 3, 8, 8);

@@ -1,5 +1,5 @@
 /**
- * Contract §4 step 0 (rev 10): SpillCompleted, SpillFailed and LossAcknowledged may come out of
+ * Contract §4 step 0: SpillCompleted, SpillFailed and LossAcknowledged may come out of
  * band, with seq null. They take no place in the sequence, their redeliveries are recognised by
  * eventId among the last 8 accepted, an out-of-band acknowledgement that writes a gap off does
  * not re-base the sequence, and their outputs carry inputSeq null.
@@ -243,7 +243,7 @@ describe('serialized state keeps the out-of-band eventIds', () => {
     expect(deserializeState(serializeState(s))).toEqual(withCanonicalRing(s));
   });
 
-  it('a changelog record of format 1 (before rev 10) still restores, with no out-of-band eventIds', () => {
+  it('a changelog record of state format 1 (no out-of-band window) still restores, with no out-of-band eventIds', () => {
     // serializeState of the previous release for a TURNS session: 6 turns, [0,2) truncated, a
     // request r1, a spill of [0,6).
     const v1 = Buffer.from(

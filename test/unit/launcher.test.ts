@@ -1,4 +1,4 @@
-/** bin/compaction-guard.js in a clone that was never built (issue 15: `npx compaction-guard` first). */
+/** bin/compaction-guard.js in a clone that was never built (`npx compaction-guard` as a newcomer's first command). */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -6,7 +6,7 @@ import {
   sendProblems,
 } from '../../src/kafka/kafkajs/partitionPerRequest';
 
-describe('outputs pinned to partitions, and every pinned partition acknowledged (regression: issue 17)', () => {
+describe('outputs pinned to partitions, and every pinned partition acknowledged (regression: kafkajs#1303)', () => {
   it("pins a keyed message where Kafka's Java client would put it (murmur2), keeps given partitions", () => {
     const verdicts: Message[] = ['sim-a-1', 'sess-42', 'cg-seed'].map((key) => ({
       key,

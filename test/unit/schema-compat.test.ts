@@ -103,7 +103,7 @@ describe('the checker for future versions', () => {
   });
 });
 
-describe('contract rev 10 against the previous release (test/fixtures/schemas-rev9)', () => {
+describe('the schemas against an older release (test/fixtures/schemas-rev9)', () => {
   const fixture = (file: string) =>
     readFileSync(path.resolve(__dirname, '../fixtures/schemas-rev9', file), 'utf8');
 

@@ -10,7 +10,7 @@ import { Fleet } from '../../src/engine';
 import { serializeState } from '../../src/engine/serialize';
 
 const ROOT = path.resolve(__dirname, '../..');
-const DOCS = ['README.md', 'bench/README.md', 'docs/decisions.md'];
+const DOCS = ['docs/architecture.md', 'bench/README.md', 'docs/decisions.md'];
 /**
  * "465 B serialized", the bench page's "serialized state of the typical session: **465 B**", or
  * its targets row "serialized state ≤ 1 KiB per typical session | 465 B".

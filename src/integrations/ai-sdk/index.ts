@@ -1,6 +1,6 @@
 /**
- * `compaction-guard/ai-sdk`: guarded compaction for the Vercel AI SDK, `ai` 7.x (README,
- * "Integrating an orchestrator"). Needs the optional peer dependency `ai`.
+ * `compaction-guard/ai-sdk`: guarded compaction for the Vercel AI SDK, `ai` 7.x (docs/integration.md,
+ * "Vercel AI SDK"). Needs the optional peer dependency `ai`.
  */
 export { DEFAULT_KEEP_MESSAGES, DEFAULT_SUMMARY_PREFIX, guardedCompaction } from './guard';
 export type { GuardedCompaction, GuardedCompactionOptions } from './guard';

@@ -1,6 +1,6 @@
 /**
- * `compaction-guard/langchain`: langchain v1 `createAgent` support (README, "Integrating an
- * orchestrator"). Needs the optional peer dependencies `langchain` and `@langchain/core`.
+ * `compaction-guard/langchain`: langchain v1 `createAgent` support (docs/integration.md,
+ * "LangChain"). Needs the optional peer dependencies `langchain` and `@langchain/core`.
  */
 export {
   guardedSummarization,

@@ -1,5 +1,5 @@
 /**
- * Issue 17: exactly once on a replicated 3-node cluster (RF 3, min.insync.replicas 2, the
+ * Exactly once on a replicated 3-node cluster (RF 3, min.insync.replicas 2, the
  * offsets and transaction state topics likewise), under Kafka's own failovers: partition
  * leaders, the transaction coordinator and the group coordinator killed (-9), a broker paused
  * (SIGSTOP) beyond the broker session and replica lag timeouts, network partitions of a broker
@@ -99,7 +99,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  // The README table ("On a replicated 3-node cluster"), from this run's figures.
+  // The table of docs/guarantees.md ("On a replicated 3-node cluster"), from this run's figures.
   if (figures.length > 0) process.stderr.write(`[faults] cluster table:\n${figureTable()}\n`);
   await cluster?.stop();
   await registry?.stop();
@@ -107,7 +107,7 @@ afterAll(async () => {
 
 const seconds = (ms: number | null) => (ms === null ? 'n/a' : `${(ms / 1000).toFixed(1)} s`);
 
-/** One markdown row per scenario run: what the README's table shows. */
+/** One markdown row per scenario run: what the table of docs/guarantees.md shows. */
 function figureTable(): string {
   const rows = figures.map((f) => {
     const recovery = (f.recovery as { what: string; recoveredMs: number | null }[])
@@ -531,7 +531,7 @@ describe('exactly once on a 3-node cluster (RF 3, min.insync.replicas 2)', () =>
       expect(warnings[0]).toContain(`${c.dlqTopic} (replication factor 1 < 3`);
     } finally {
       // An RF 1 partition goes offline with its broker, and kafkajs then fails every client's
-      // metadata for all topics (README "Running against a cluster"): it must not outlive this test.
+      // metadata for all topics (docs/operations.md, "Running against a cluster"): it must not outlive this test.
       await admin.deleteTopics({ topics: [c.dlqTopic] }).catch(() => undefined);
       await admin.disconnect();
     }

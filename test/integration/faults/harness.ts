@@ -482,7 +482,7 @@ function stateDifference(
   return `${id}: ${fields.map((k) => `${k} replay ${show(w[k])} changelog ${show(g[k])}`).join('; ')}`;
 }
 
-/** Figures for the README, printed once per scenario. */
+/** Figures for docs/guarantees.md, printed once per scenario. */
 export function report(name: string, figures: Record<string, unknown>): void {
   process.stderr.write(`[faults] ${name}: ${JSON.stringify(figures)}\n`);
 }

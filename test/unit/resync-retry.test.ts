@@ -1,4 +1,4 @@
-import { retryUntilDone } from '../../src/kafka/processor';
+import { retryUntilDone } from '../../src/retry';
 
 describe('a partition resynchronisation is retried until it succeeds', () => {
   it('a failing attempt (e.g. the committed offset unreadable during a leader election) is tried again, not given up', async () => {

@@ -199,6 +199,8 @@ async function connectTo(
     }
     throw new OperationalError('KAFKA_UNREACHABLE', chain, { cause: e });
   } finally {
+    // The preflight's answer is already decided; an admin that fails to disconnect holds no
+    // state worth reporting.
     await admin.disconnect().catch(() => undefined);
   }
 }

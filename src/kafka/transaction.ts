@@ -29,6 +29,7 @@ import type { Config } from '../config/config';
 import { REQUEST_BUDGET_BYTES, outputRequests } from './outputChunks';
 import { RECORD_MARGIN } from './recordLimits';
 import { OperationalError } from '../errors';
+import { withTimeout } from '../time';
 
 /**
  * The broker refused one produce request of the transaction as too large: `topic` and the
@@ -222,20 +223,14 @@ function requestBudget(limitOf?: (topic: string) => number): (topic: string) => 
  * whatever it still sends).
  */
 export function commitWithin<T>(commit: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new TransactionOutcomeUnknownError(
-            new Error(`the batch's transaction did not end within ${ms} ms`),
-          ),
-        ),
-      ms,
-    );
-  });
-  commit.catch(() => undefined);
-  return Promise.race([commit, late]).finally(() => clearTimeout(timer));
+  return withTimeout(
+    commit,
+    ms,
+    () =>
+      new TransactionOutcomeUnknownError(
+        new Error(`the batch's transaction did not end within ${ms} ms`),
+      ),
+  );
 }
 
 /** How long a batch's commit may take: the transaction timeout and a margin for its retries. */

@@ -46,7 +46,7 @@ import {
 const CLASSIFY_PER_SWEEP = 1_000;
 
 /** Pause before a failed restore or resynchronisation of a partition is tried again. */
-export const RESYNC_RETRY_MS = 1_000;
+const RESYNC_RETRY_MS = 1_000;
 const RESTORE_TIMEOUT_MS = 120_000;
 
 /** What a task needs of the instance that runs it. */
@@ -135,10 +135,12 @@ export class PartitionTask {
     if (tasks.length === 0) return;
     for (const t of tasks) t.lifecycle.to('restoring');
     const gone = () => host.stopping() || tasks.every((t) => t.ended);
+    // The restore's time, as reported, includes its failed attempts.
+    const started = host.clock();
     const done = retryUntilDone(
       async (attempt) => {
         if (attempt > 1) for (const t of tasks) await t.replaceProducer();
-        await PartitionTask.restoreOnce(tasks, host);
+        await PartitionTask.restoreOnce(tasks, host, started);
       },
       gone,
       (e) => host.log.warn({ err: e }, 'state restore failed; retrying'),
@@ -226,9 +228,12 @@ export class PartitionTask {
   }
 
   /** One attempt: barriers, one changelog read; restoring tasks become running. */
-  private static async restoreOnce(tasks: readonly PartitionTask[], host: TaskHost) {
+  private static async restoreOnce(
+    tasks: readonly PartitionTask[],
+    host: TaskHost,
+    started: number = host.clock(),
+  ) {
     const { config: c, clock } = host;
-    const started = clock();
     const targets: RestoreTarget[] = [];
     for (const t of tasks) {
       await t.producer.connect();

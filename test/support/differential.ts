@@ -5,7 +5,9 @@
  *   the free-text messages and diagnostics, which are checked for what the contract fixes: they
  *   name the ranges as reported (§6), an UNAUTHORIZED_EVENT says which check failed (§4b), a
  *   STATE_COARSENED names the sets (§4a), a diagnostic is null exactly on APPROVE;
- * - the state: every set, head, seq memory, flag and stamp of §4 (rev 11 included).
+ * - the state: every set, head, seq memory, flag and stamp of §4 (rev 11 included), or that
+ *   there is none (rev 12: an out-of-band event failing the authority check creates no state;
+ *   the engine then returns `state: undefined`, the model keeps `exists` false).
  */
 import { blindState, heads } from '../../src/engine/state';
 import { rememberedIds } from '../../src/engine/sequence';
@@ -236,11 +238,12 @@ export function differential(events: readonly EngineInput[], setup: DiffSetup = 
     const actual = r.outputs.map(fromEngine);
     sameOrExplain({ i, event: e, outputs: actual }, { i, event: e, outputs: comparable(expected) });
     checkTexts(r.outputs, expected);
-    const [engineState, modelState] = [engineView(r.state), modelView(model)];
+    const engineState = (r.state as SessionState | undefined) && engineView(r.state);
+    const modelState = model.exists ? modelView(model) : undefined;
     // Both views list their fields in one order, so plain JSON compares them.
     if (JSON.stringify(engineState) !== JSON.stringify(modelState))
       expect({ i, state: engineState }).toEqual({ i, state: modelState });
-    s = r.state;
+    s = r.state as SessionState | undefined;
     all.push(...expected);
   });
   return all;

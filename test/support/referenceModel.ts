@@ -84,6 +84,8 @@ export interface ModelVerdict {
   rulesChecked: RuleCode[];
   spillRequestId: string | null;
   inputSeq: number;
+  /** The request's eventId (rev 12); null when a malformed request's did not decode. */
+  requestEventId: string | null;
   requestedAt: number | null;
   decidedAt: number;
   engineVersion: string;
@@ -93,6 +95,7 @@ export interface ModelSpill {
   spillRequestId: string;
   sessionId: string;
   requestId: string;
+  requestEventId: string;
   unit: Unit;
   range: { start: number; end: number };
   holes: ModelRange[];
@@ -165,6 +168,12 @@ export interface ModelState {
   lastEventAt: number | null;
   /** F (§4): per unit, or null (none). */
   F: Heads | null;
+  /**
+   * The extent E (§4, rev 12) per unit: the greatest position told by events that advanced the
+   * session, never below F. Only an unknown session uses it (its spills and acknowledgements
+   * are clipped to [0, E)); it is kept whatever the policy, as nothing reads it then.
+   */
+  E: Heads;
   contested: boolean;
 }
 
@@ -185,7 +194,7 @@ export function modelOptions(o: Partial<ModelOptions> = {}): ModelOptions {
   return {
     graceMs: 60 * 60 * 1000,
     idleMs: 30 * 24 * 60 * 60 * 1000,
-    engineVersion: 'compaction-guard-engine/2.0.0',
+    engineVersion: 'compaction-guard-engine/3.0.0',
     ring: null,
     bounded: true,
     ...o,
@@ -216,6 +225,7 @@ function freshState(u: Universe): ModelState {
     closedAt: null,
     lastEventAt: null,
     F: null,
+    E: { TURNS: 0, TOKENS: 0, MESSAGES: 0 },
     contested: false,
   };
 }
@@ -259,6 +269,14 @@ class Outputs {
 export class ReferenceSession {
   s: ModelState;
   readonly opts: ModelOptions;
+  /**
+   * Whether the session has a state at all (rev 12, §4b: an out-of-band event that fails the
+   * authority check creates none). A session without one is modelled by a fresh state, which is
+   * exactly what its first event that creates one finds.
+   */
+  exists: boolean;
+  /** Whether the event being handled advances the session (§4, rev 12). */
+  private advancing = false;
 
   constructor(
     readonly u: Universe,
@@ -268,7 +286,11 @@ export class ReferenceSession {
   ) {
     this.opts = modelOptions(options);
     this.s = freshState(u);
-    if (start === 'blind') this.s.F = { TURNS: TOP, TOKENS: TOP, MESSAGES: TOP };
+    this.exists = start === 'blind';
+    if (start === 'blind') {
+      this.s.F = { TURNS: TOP, TOKENS: TOP, MESSAGES: TOP };
+      this.s.E = { ...this.s.F };
+    }
   }
 
   private U(): Unit {
@@ -303,9 +325,13 @@ export class ReferenceSession {
     return this.ranges(this.opts.bounded ? reported(runs) : runs, unit);
   }
 
-  /** Step 2: Hg := max(Hg, H, position); every gap makes stored verdicts stale. */
+  /**
+   * Step 2: Hg := max(Hg, H, position); every gap makes stored verdicts stale and (rev 12, step
+   * 1) expires the one-compaction acceptance, with or without a policy: A1 := ∅.
+   */
   private gap(position: number): void {
     for (const v of this.s.stored) v.stale = true;
+    this.s.A1 = {};
     if (!this.s.policy) return;
     const h = Math.max(this.s.head[this.U()], position);
     this.s.Hg = this.s.Hg === null ? h : Math.max(this.s.Hg, h);
@@ -328,17 +354,44 @@ export class ReferenceSession {
     }
   }
 
-  /**
-   * §4: the grace check, then the idle check, both in event time, before anything else. A
-   * dropped state leaves an unknown one that keeps its lastEventAt and its evidence head F.
-   * (After a grace drop the idle check could drop the new state again; that changes nothing,
-   * as the new state already holds only lastEventAt and F.)
-   */
-  private dropIfExpired(at: number): void {
+  /** §4: the grace period after SessionClosed, or the idle period after lastEventAt, has passed. */
+  private expired(at: number): boolean {
     const s = this.s;
     const grace = s.closedAt !== null && at - s.closedAt > this.opts.graceMs;
     const idle = s.lastEventAt !== null && at - s.lastEventAt > this.opts.idleMs;
-    if (!grace && !idle) return;
+    return grace || idle;
+  }
+
+  /**
+   * §4 (rev 12): whether `e` advances the session, decided on the state before it: in band at
+   * exactly the next seq (0 when there is no last seq), or out of band and not a redelivery;
+   * with a key ring a LossAcknowledged, SpillCompleted or SpillFailed must also be authorized,
+   * checked against the session as it is. A SessionOpened with seq 0 also advances a session
+   * past its grace or idle period. A dead letter (an answered malformed request) never does.
+   */
+  private advances(e: EngineInput): boolean {
+    if (e.type === 'MalformedRequest') return false;
+    const s = this.s;
+    if (e.seq === null) {
+      if (s.oob.includes(e.eventId)) return false;
+    } else if (e.seq !== s.lastSeq + 1) {
+      return e.type === 'SessionOpened' && e.seq === 0 && this.expired(e.occurredAt);
+    }
+    if (this.opts.ring !== null && isSignable(e))
+      return failedCheck(e as SignableEvent, this.opts.ring, s.lastEventAt) === null;
+    return true;
+  }
+
+  /**
+   * §4: the grace check, then the idle check, both in event time, for an event that advances
+   * the session. A dropped state leaves an unknown one that keeps its lastEventAt, the eventIds
+   * of its last 8 out-of-band events (rev 12) and its evidence head F; its extent E starts at F.
+   * (After a grace drop the idle check could drop the new state again; that changes nothing,
+   * as the new state already holds only what a drop hands on.)
+   */
+  private dropIfExpired(at: number): void {
+    const s = this.s;
+    if (!this.expired(at)) return;
     // Reading: a dropped known state always hands on F, even when every head is 0 (§4: "in each
     // unit, the dropped state's head"); an unknown state without F hands on none.
     let F: Heads | null = s.F;
@@ -346,14 +399,20 @@ export class ReferenceSession {
       F = { ...s.head };
       F[this.U()] = this.knownHead();
     }
-    this.s = { ...freshState(this.u), lastEventAt: s.lastEventAt, F };
+    const E = F ? { ...F } : { TURNS: 0, TOKENS: 0, MESSAGES: 0 };
+    this.s = { ...freshState(this.u), lastEventAt: s.lastEventAt, oob: [...s.oob], F, E };
   }
 
   step(e: EngineInput, decidedAt: number): ModelOutput[] {
     const out = new Outputs(e, decidedAt);
     const malformed = e.type === 'MalformedRequest';
-    // §3: a dead-lettered record, answered or not, neither drops a state nor sets lastEventAt.
-    if (!malformed) this.dropIfExpired(e.occurredAt);
+    // §4 (rev 12): decided once, on the state before the event; only an event that advances the
+    // session triggers the grace or idle drop or sets lastEventAt (§3: a dead-lettered record,
+    // answered or not, does neither).
+    const advancing = (this.advancing = this.advances(e));
+    if (advancing && !malformed) this.dropIfExpired(e.occurredAt);
+    const existed = this.exists;
+    this.exists = true;
     const s = this.s;
     const seq = e.seq;
     let undoOutOfBand: (() => void) | null = null;
@@ -406,17 +465,33 @@ export class ReferenceSession {
       if (failure !== null) {
         const ranges = 'range' in e ? this.one(e.unit, e.range) : [];
         out.audit('VIOLATION', 'UNAUTHORIZED_EVENT', ranges, { failed: failure });
-        undoOutOfBand?.();
-        return out.all(); // not applied, and it does not set lastEventAt
+        if (undoOutOfBand) {
+          undoOutOfBand();
+          // Rev 12: an out-of-band one leaves no state behind; a session that had none still
+          // has none (a fresh state, which it had before, as nothing else changed).
+          this.exists = existed;
+        }
+        return out.all(); // not applied, and it does not set lastEventAt (it did not advance)
       }
       this.apply(e, decidedAt, out);
       if (this.opts.bounded) this.coarsen(out);
     }
-    // §4: lastEventAt, the last thing an event does. Reading: an event in conflict that is not
-    // applied was still "accepted past step 1" (it is not a redelivery), so it sets lastEventAt
-    // too, as it counts for the repeated-requestId rule.
-    if (!malformed) s.lastEventAt = Math.max(s.lastEventAt ?? e.occurredAt, e.occurredAt);
+    // §4: lastEventAt, the last thing an event that advanced the session does (rev 12: an event
+    // at a gap seq or in conflict does not set it).
+    if (advancing && !malformed)
+      s.lastEventAt = Math.max(s.lastEventAt ?? e.occurredAt, e.occurredAt);
     return out.all();
+  }
+
+  /** §4, extent E (rev 12): raised in one unit by an event that advances the session. */
+  private raiseExtent(unit: Unit, position: number): void {
+    this.s.E = { ...this.s.E, [unit]: Math.max(this.s.E[unit], position) };
+  }
+
+  /** §4: E is never below F (E := max(E, F) whenever F rises). */
+  private extentAtLeastF(): void {
+    const F = this.s.F;
+    if (F) for (const unit of UNITS) this.raiseExtent(unit, F[unit]);
   }
 
   /** Step 3. */
@@ -438,6 +513,11 @@ export class ReferenceSession {
         break;
       }
       case 'TurnAppended': {
+        // §4, extent E (rev 12): the end of every TurnAppended that advances the session, in
+        // each unit, even when otherwise ignored.
+        if (this.advancing) this.raiseExtent('TURNS', e.turn + 1);
+        if (this.advancing) this.raiseExtent('TOKENS', e.tokens.end);
+        if (this.advancing) this.raiseExtent('MESSAGES', e.messages.end);
         if (!s.policy) {
           // §4: an unknown state that has F raises it to the end of every turn, in each unit.
           if (s.F)
@@ -446,6 +526,7 @@ export class ReferenceSession {
               TOKENS: Math.max(s.F.TOKENS, e.tokens.end),
               MESSAGES: Math.max(s.F.MESSAGES, e.messages.end),
             };
+          this.extentAtLeastF();
           break;
         }
         const U = this.U();
@@ -482,9 +563,11 @@ export class ReferenceSession {
       }
       case 'Truncated': {
         s.A1 = {};
+        if (this.advancing) this.raiseExtent(e.unit, e.range.end);
         if (!s.policy) {
           // §4: ... and, in its unit, to the end of every Truncated range.
           if (s.F) s.F = { ...s.F, [e.unit]: Math.max(s.F[e.unit], e.range.end) };
+          this.extentAtLeastF();
           break;
         }
         const U = this.U();
@@ -526,6 +609,8 @@ export class ReferenceSession {
             rulesChecked: ['INVALID_REQUEST'],
             spillRequestId: null,
             inputSeq: e.seq,
+            // Rev 12: its eventId, or null when that did not decode.
+            requestEventId: (e as { eventId?: string | null }).eventId ?? null,
             requestedAt: e.occurredAt,
             decidedAt,
             engineVersion: this.opts.engineVersion,
@@ -544,7 +629,9 @@ export class ReferenceSession {
             break;
           }
           s.P[U] = u.or(this.get(s.P, U), u.and(r, u.range(0, this.knownHead())));
-        } else s.P[e.unit] = u.or(this.get(s.P, e.unit), r);
+        } else
+          // Rev 12: an unknown session's spill is clipped to its extent E in the range's unit.
+          s.P[e.unit] = u.or(this.get(s.P, e.unit), u.and(r, u.range(0, s.E[e.unit])));
         if (e.range.end > e.range.start) s.spillFailed = false;
         const p = s.pending;
         if (p && p.id === e.spillRequestId) {
@@ -585,14 +672,15 @@ export class ReferenceSession {
               s.ids = new Map([[e.seq, e.eventId]]);
             }
           }
-        }
+        } else r = u.and(r, u.range(0, s.E[unit])); // rev 12: an unknown session's, to [0, E)
         s.A1 = { [unit]: r };
         s.spillFailed = false;
         out.audit('ADVISORY', 'LOSS_ACKNOWLEDGED', this.report(r, unit));
         break;
       }
       case 'SessionClosed':
-        s.closedAt = e.occurredAt;
+        // Rev 12: only when it advances the session (at a gap seq it records nothing).
+        if (this.advancing) s.closedAt = e.occurredAt;
         break;
     }
   }
@@ -619,13 +707,17 @@ export class ReferenceSession {
       st.eIn === req.eIn &&
       st.t === req.t;
     if (st && same && !st.stale) {
-      out.rest.push({ record: 'verdict', value: st.verdict });
+      // Rev 12: unchanged but for requestEventId, the request just received.
+      out.rest.push({ record: 'verdict', value: { ...st.verdict, requestEventId: e.eventId } });
       s.stored.splice(i, 1);
       s.stored.push(st); // reading (decision 7): "the last 16 requestIds" = most recently requested
       return;
     }
     if (st && !same) out.audit('VIOLATION', 'REQUEST_ID_REUSED', this.one(e.unit, e.summaryInput));
-    const { verdict, spill } = this.decide(req, e.seq, e.occurredAt, decidedAt, e.sessionId);
+    // §4, extent E (rev 12): max(summaryInput.end, tailStart) of every request an unknown
+    // session decides, when it advances the session.
+    if (!s.policy && this.advancing) this.raiseExtent(e.unit, Math.max(req.eIn, req.t));
+    const { verdict, spill } = this.decide(req, e, decidedAt);
     out.rest.push({ record: 'verdict', value: verdict });
     if (i >= 0) s.stored.splice(i, 1);
     s.stored.push({ ...req, verdict, stale: false });
@@ -819,11 +911,10 @@ export class ReferenceSession {
 
   decide(
     r: Request,
-    seq: number,
-    occurredAt: number,
+    e: { seq: number; occurredAt: number; sessionId: string; eventId: string },
     decidedAt: number,
-    sessionId: string,
   ): { verdict: ModelVerdict; spill: ModelSpill | null } {
+    const { seq, occurredAt, sessionId } = e;
     const u = this.u;
     const s = this.s;
     const ev = this.evaluate(r);
@@ -860,6 +951,7 @@ export class ReferenceSession {
       rulesChecked: ev.rulesChecked,
       spillRequestId: id,
       inputSeq: seq,
+      requestEventId: e.eventId,
       requestedAt: occurredAt,
       decidedAt,
       engineVersion: this.opts.engineVersion,
@@ -877,6 +969,7 @@ export class ReferenceSession {
         spillRequestId: id,
         sessionId,
         requestId: r.requestId,
+        requestEventId: e.eventId,
         unit: ev.unit,
         range,
         holes: this.report(holes, ev.unit),

@@ -349,7 +349,44 @@ type ChaosCmd =
   | { k: 'skip'; n: number }
   | { k: 'redeliver'; idx: number }
   | { k: 'conflict'; idx: number }
-  | { k: 'oobRedeliver'; idx: number };
+  | { k: 'oobRedeliver'; idx: number }
+  | JunkCmd
+  | { k: 'copy'; idx: number }
+  | { k: 'leap'; n: number; time: 'top' | 'future'; what: 'turn' | 'close' | 'request' }
+  | ({ k: 'huge'; spill: boolean; x: number } & Sent);
+
+/**
+ * Rev 12: an out-of-band record that fails the authority check (a producer without a key):
+ * unsigned, badly signed (forged, or a real signature re-encoded), by a key the ring does not
+ * hold or by one without the role, or expired; stamped at any time (0 and 2^52 − 1 included);
+ * with any range (up to 2^52 − 1); for the stream's session or for one never seen; sometimes
+ * under the eventId of one of the stream's own out-of-band events.
+ */
+export interface JunkCmd {
+  k: 'junk';
+  type: 'spill' | 'ack' | 'spillFailed';
+  auth: AuthKind;
+  time: 'zero' | 'top' | 'now' | 'past' | 'future';
+  range: 'small' | 'huge' | 'top';
+  /** 0: the stream's session; n > 0: a session id never seen (one of a few). */
+  stranger: number;
+  /** Reuses the eventId of one of the stream's own out-of-band events (when it has any). */
+  stealId: boolean;
+  echo: number;
+  pick: number;
+  x: number;
+  y: number;
+}
+
+/** The unauthorized kinds a producer without a key makes (§8 rev 12): never a valid one. */
+export const JUNK_KINDS: readonly AuthKind[] = [
+  'unsigned',
+  'forged',
+  'wrongRole',
+  'unknownKey',
+  'nonCanonical',
+  'expired',
+];
 
 /** Mostly the latest request (the pending spill), sometimes an older one. */
 const echoArb = fc.integer({ min: 0, max: 5 }).map((n) => Math.max(0, n - 2));
@@ -366,6 +403,26 @@ const sentArb: fc.Arbitrary<Sent> = fc.record({
   validity: fc.constantFrom(0, 1000, 30_000, 1_000_000_000_000),
   future: fc.integer({ min: 0, max: 30 }).map((n) => n === 0),
   whole: fc.integer({ min: 0, max: 12 }).map((n) => n === 0),
+});
+
+export const junkCmdArb: fc.Arbitrary<JunkCmd> = fc.record({
+  k: fc.constant('junk' as const),
+  type: fc.constantFrom('spill' as const, 'ack' as const, 'spillFailed' as const),
+  auth: fc.constantFrom(...JUNK_KINDS),
+  time: fc.constantFrom(
+    'zero' as const,
+    'top' as const,
+    'now' as const,
+    'past' as const,
+    'future' as const,
+  ),
+  range: fc.constantFrom('small' as const, 'huge' as const, 'top' as const),
+  stranger: fc.integer({ min: 0, max: 6 }).map((n) => Math.max(0, n - 4)),
+  stealId: rare,
+  echo: echoArb,
+  pick: fc.nat({ max: 11 }),
+  x: nat,
+  y: nat,
 });
 
 const openCmd = fc.record({
@@ -441,6 +498,19 @@ const CHAOS_ARBS: { [K in ChaosCmd['k']]: fc.Arbitrary<Extract<ChaosCmd, { k: K 
   redeliver: fc.record({ k: fc.constant('redeliver' as const), idx: nat }),
   conflict: fc.record({ k: fc.constant('conflict' as const), idx: nat }),
   oobRedeliver: fc.record({ k: fc.constant('oobRedeliver' as const), idx: nat }),
+  junk: junkCmdArb,
+  copy: fc.record({ k: fc.constant('copy' as const), idx: nat }),
+  leap: fc.record({
+    k: fc.constant('leap' as const),
+    n: fc.integer({ min: 1, max: 3 }),
+    time: fc.constantFrom('top' as const, 'future' as const),
+    what: fc.constantFrom('turn' as const, 'close' as const, 'request' as const),
+  }),
+  huge: fc
+    .tuple(fc.record({ k: fc.constant('huge' as const), spill: fc.boolean(), x: nat }), sentArb)
+    // Out of band only: in band at a gap seq it would name 2^52 − 1 as a gap head (§4 step 2),
+    // and the reference model's universe holds no positions just below the top.
+    .map(([c, sent]) => ({ ...c, ...sent, oob: true })),
 };
 
 type Weights = { [K in ChaosCmd['k']]: number };
@@ -466,6 +536,10 @@ const CHAOS_WEIGHTS: Weights = {
   replay: 0,
   reopen: 0,
   healAll: 0,
+  junk: 0,
+  copy: 0,
+  leap: 0,
+  huge: 0,
 };
 
 /** The ways out of a refusal: spills, failures, acknowledgements, commits; few gaps. */
@@ -489,6 +563,10 @@ const HEALING_WEIGHTS: Weights = {
   replay: 0,
   reopen: 0,
   healAll: 0,
+  junk: 0,
+  copy: 0,
+  leap: 0,
+  huge: 0,
 };
 
 /** Many requests reusing a few ids, redeliveries: the verdict store and the seq window. */
@@ -512,6 +590,10 @@ const MEMORY_WEIGHTS: Weights = {
   replay: 0,
   reopen: 0,
   healAll: 0,
+  junk: 0,
+  copy: 0,
+  leap: 0,
+  huge: 0,
 };
 
 /** Rev 11: everything, with time jumps, replays of signed events and contested policies. */
@@ -535,6 +617,30 @@ const UNKNOWN_REV11_WEIGHTS: Weights = {
   jump: 1,
   replay: 1,
   healAll: 2,
+};
+
+/**
+ * Rev 12: rev 11's mix with junk of any occurredAt (0 and 2^52 − 1 too) for the session and for
+ * ids never seen, byte copies of the stream's own signed events, in-band events at gap seqs far
+ * in the future (or at 2^52 − 1), and out-of-band spills and acknowledgements up to 2^52 − 1
+ * (an unknown session's are clipped to its extent E).
+ */
+const REV12_WEIGHTS: Weights = {
+  ...REV11_WEIGHTS,
+  junk: 3,
+  copy: 2,
+  leap: 1,
+  huge: 1,
+};
+
+/** Unknown sessions under rev 12: huge ranges, junk, copies, leaps. */
+const UNKNOWN_REV12_WEIGHTS: Weights = {
+  ...UNKNOWN_REV11_WEIGHTS,
+  request: 4,
+  junk: 2,
+  copy: 1,
+  leap: 1,
+  huge: 2,
 };
 
 function chaosCmdArb(w: Weights): fc.Arbitrary<ChaosCmd> {
@@ -606,18 +712,22 @@ export function buildStream(
   let verbatim = 0; // an estimate of V, to aim most requests at valid tails
   let n = 0;
   let clock = T0;
+  /** Events that do not move the stream's own clock: leaps and rev 12 insertions. */
+  const offClock: boolean[] = [];
   const lastAt = () => {
-    const e = out[out.length - 1];
-    return e?.occurredAt ?? T0;
+    let i = out.length - 1;
+    while (i >= 0 && offClock[i]) i--;
+    return out[i]?.occurredAt ?? T0;
   };
   /** Stamps the next emitted event with the context's clock (if any) or `occurredAt`. */
   const stamp = (occurredAt?: number) => {
     if (occurredAt !== undefined) b.next({ occurredAt });
     else if (ctx.clock) b.next({ occurredAt: (clock += 1000) });
   };
-  const push = (e: EngineInput, isJunk = false) => {
+  const push = (e: EngineInput, isJunk = false, clockless = false) => {
     out.push(e);
     junk.push(isJunk);
+    offClock.push(clockless);
     if (!isJunk && e.type !== 'MalformedRequest') honest.push(e);
   };
   const emitted = () => push(b.last);
@@ -852,6 +962,75 @@ export function buildStream(
         if (old) push(old);
         break;
       }
+      case 'junk': {
+        // Rev 12: a record made without a key, out of band, at any time, any range, for this
+        // session or one never seen; it fails the authority check (with a ring).
+        const r = requests[requests.length - 1 - c.echo];
+        const spillId = r ? `${sessionId}:${r.id}:${r.seq}` : 'none';
+        const lo = c.range === 'top' || c.x % 3 === 0 ? 0 : pos(c.x);
+        const end = c.range === 'small' ? lo + (c.y % (heads.in(unit) + 6)) : TOP;
+        const now = lastAt();
+        const occurredAt =
+          c.time === 'zero'
+            ? 0
+            : c.time === 'top'
+              ? TOP
+              : c.time === 'now'
+                ? now
+                : c.time === 'past'
+                  ? Math.max(0, now - 1 - (c.y % 100_000))
+                  : now + FUTURE_MS + (c.y % 1000);
+        const stealable = honest.filter((e) => e.seq === null);
+        const stolen = c.stealId ? stealable[c.x % Math.max(1, stealable.length)] : undefined;
+        b.next({ occurredAt, ...(stolen ? { eventId: stolen.eventId } : {}) }).outOfBand();
+        if (c.type === 'spill') b.spilled(spillId, unit, lo, end);
+        else if (c.type === 'ack') b.acknowledge(unit, lo, end);
+        else b.spillFailed(spillId);
+        let e = b.last as SignableEvent;
+        if (c.stranger > 0) e = { ...e, sessionId: `${sessionId}~stranger${c.stranger}` };
+        // An expiry below an occurredAt of 0 does not exist: such a record is unsigned instead.
+        const auth: AuthKind = c.auth === 'expired' && occurredAt === 0 ? 'unsigned' : c.auth;
+        if (ctx.ring) e = authorize(e, auth, ctx.ring, c.pick, 0);
+        push(e, true, true);
+        break;
+      }
+      case 'copy': {
+        // Rev 12: a byte copy of one of the stream's signed events, sent again as it was.
+        const signed = honest.filter((e) => isSignableEvent(e) && e.signature);
+        const old = signed[c.idx % Math.max(1, signed.length)];
+        if (old) push(old, true, true);
+        break;
+      }
+      case 'leap': {
+        // An in-band event at a gap seq, stamped far in the future or at 2^52 − 1: it does
+        // not advance the session, so it moves no clock (rev 12).
+        b.skipSeq(c.n);
+        b.next({ occurredAt: c.time === 'top' ? TOP : lastAt() + FUTURE_MS });
+        if (c.what === 'turn') {
+          b.turn(2, 'USER', [], 1);
+          heads.add(2, 1);
+        } else if (c.what === 'close') b.close();
+        else {
+          const h = heads.in(unit);
+          const id = `r${n++}`;
+          b.request(id, unit, 0, h, h);
+          requests.push({ id, seq: b.nextSeq - 1, unit, sIn: 0, eIn: h, t: h });
+        }
+        push(b.last, false, true);
+        break;
+      }
+      case 'huge': {
+        // A spill or acknowledgement up to 2^52 − 1, out of band: an unknown session's is
+        // clipped to its extent E (rev 12), a known one's to H'.
+        const r = requests[requests.length - 1];
+        const lo = c.x % 3 === 0 ? 0 : pos(c.x);
+        send(c, () =>
+          c.spill
+            ? b.spilled(r ? `${sessionId}:${r.id}:${r.seq}` : 'huge', unit, lo, TOP)
+            : b.acknowledge(unit, lo, TOP),
+        );
+        break;
+      }
       case 'replay': {
         // A signed event copied off the topic and sent again, verbatim (§4b, replay).
         const signable = honest.filter(isSignableEvent);
@@ -1023,3 +1202,106 @@ export const keylessStream: fc.Arbitrary<KeylessStream> = fc
     }),
   }))
   .filter((s) => s.events.length > 0);
+
+// ---------------------------------------------------------------------------------------------
+// (i) Rev 12: records without a key and byte copies, inserted anywhere; events at gap seqs far
+// in the future; unknown sessions told of huge ranges.
+
+/** Splits a stream by sessionId (junk may name sessions never seen), each in stream order. */
+export function bySession(events: readonly EngineInput[]): Map<string, EngineInput[]> {
+  const m = new Map<string, EngineInput[]>();
+  for (const e of events) {
+    const list = m.get(e.sessionId);
+    if (list) list.push(e);
+    else m.set(e.sessionId, [e]);
+  }
+  return m;
+}
+
+/**
+ * Any mix of rev 12's cases with rev 11's: junk of any occurredAt and any range (for the session
+ * and for ids never seen), byte copies of its signed events, in-band events at gap seqs far in
+ * the future or at 2^52 − 1, spills and acknowledgements up to 2^52 − 1.
+ */
+export const rev12Stream: fc.Arbitrary<SignedStream> = fc
+  .record({
+    roles: rolesArb,
+    open: fc.option(openRev11Cmd, { freq: 4 }),
+    cmds: fc.array(chaosCmdArb(REV12_WEIGHTS), { minLength: 1, maxLength: 80, size: 'max' }),
+  })
+  .map(({ roles, open, cmds }) => ({
+    roles,
+    events: buildChaos('rev12', open ? [open, ...cmds] : cmds, {
+      ring: testRing(roles),
+      clock: true,
+    }),
+  }))
+  .filter((s) => s.events.length > 0);
+
+/** An unknown session (or a blind one) under rev 12: huge ranges clipped to E, junk, copies. */
+export const unknownRev12Stream: fc.Arbitrary<SignedStream> = fc
+  .record({
+    roles: rolesArb,
+    cmds: fc.array(chaosCmdArb(UNKNOWN_REV12_WEIGHTS), {
+      minLength: 1,
+      maxLength: 50,
+      size: 'max',
+    }),
+  })
+  .map(({ roles, cmds }) => ({
+    roles,
+    events: buildChaos('unknown12', cmds, { ring: testRing(roles), clock: true }),
+  }))
+  .filter((s) => s.events.length > 0);
+
+/**
+ * The honest producer of rev 12 streams: rev 12's own events (leaps, huge ranges) and rev 11's,
+ * its signable events signed correctly by a key with the role, in its own time order.
+ */
+const honest12Cmd: fc.Arbitrary<ChaosCmd> = chaosCmdArb({
+  ...REV12_WEIGHTS,
+  replay: 0,
+  junk: 0,
+  copy: 0,
+}).map((c) =>
+  c.k === 'spill' || c.k === 'ack' || c.k === 'spillFailed' || c.k === 'healAll' || c.k === 'huge'
+    ? { ...c, auth: 'signed', future: false }
+    : c,
+);
+
+/** What §8 (rev 12) lets anyone add: records that fail the authority check, byte copies. */
+const insertionCmd: fc.Arbitrary<ChaosCmd> = fc.oneof(
+  { weight: 3, arbitrary: junkCmdArb },
+  { weight: 2, arbitrary: CHAOS_ARBS.copy },
+);
+
+/** An honest stream and the same stream with records inserted (`inserted` marks them). */
+export interface InsertionStream extends SignedStream {
+  inserted: boolean[];
+}
+
+/**
+ * An honest stream (sometimes without a SessionOpened) with §8's insertions anywhere, before its
+ * first event too. Honest signed events are valid only at their own occurredAt (validity 0), the
+ * bound within which §8 holds: a copy that the window of 8 out-of-band eventIds has forgotten
+ * is applied again while its signature is valid (§4b, "the expiry bounds a replay").
+ */
+export const insertionStream: fc.Arbitrary<InsertionStream> = fc
+  .record({
+    roles: rolesArb.map((r) => [...r, ['ACKNOWLEDGE', 'SPILL'] as AuthorityRole[]]),
+    lead: fc.array(junkCmdArb, { maxLength: 2 }),
+    open: fc.option(openCmd, { freq: 6 }),
+    cmds: fc.array(
+      fc.oneof({ weight: 3, arbitrary: honest12Cmd }, { weight: 2, arbitrary: insertionCmd }),
+      { minLength: 1, maxLength: 80, size: 'max' },
+    ),
+  })
+  .map(({ roles, lead, open, cmds }) => {
+    const { events, junk } = buildStream('rev12', [...lead, ...(open ? [open] : []), ...cmds], {
+      ring: testRing(roles),
+      clock: true,
+      keyless: true,
+    });
+    return { roles, events, inserted: junk };
+  })
+  .filter((s) => s.inserted.some((x) => !x));

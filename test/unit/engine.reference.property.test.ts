@@ -4,22 +4,28 @@
  * output and state for state by test/support/differential.ts. Streams of gaps, conflicts,
  * redeliveries, unknown sessions, spills, acknowledgements, closes and malformed requests under
  * the default options, and streams with rev 11's features under small grace and idle periods, with and without a
- * trusted key ring, from an empty or a blind state, and fragmenting past 128 ranges per set.
+ * trusted key ring, from an empty or a blind state, and fragmenting past 128 ranges per set;
+ * and rev 12's: junk of any occurredAt for the session and for ids never seen, byte copies of
+ * signed events, events at gap seqs far in the future, unknown sessions told of huge ranges.
  */
 import fc from 'fast-check';
 import {
   SMALL_GRACE_MS,
   SMALL_IDLE_MS,
   type SignedStream,
+  bySession,
   chaosStream,
   healingStream,
   memoryStream,
   openedChaosStream,
   rev11Stream,
+  rev12Stream,
   unknownHealingStream,
   unknownRev11Stream,
+  unknownRev12Stream,
 } from '../support/arbitraries';
-import { differential } from '../support/differential';
+import { type DiffSetup, differential } from '../support/differential';
+import type { EngineInput } from '../../src/engine';
 import { buildFragmenting, fragmentingPlan } from '../support/fragmentingStream';
 import { testRing } from '../support/testRing';
 
@@ -102,6 +108,46 @@ describe('the engine agrees with the model on rev 11 streams', () => {
           void differential(buildFragmenting(plan), { ring: ring ? testRing(plan.roles) : null }),
       ),
       { numRuns: 5 },
+    );
+  });
+});
+
+describe('the engine agrees with the model on rev 12 streams', () => {
+  /** Each session of the stream on its own (junk may name sessions never seen). */
+  const perSession = (events: readonly EngineInput[], setup: DiffSetup) => {
+    for (const list of bySession(events).values()) differential(list, setup);
+  };
+
+  it('with a key ring: junk at any time and for ids never seen, byte copies, leaps to 2^52 − 1, huge ranges', () => {
+    fc.assert(
+      fc.property(rev12Stream, ({ roles, events }) =>
+        perSession(events, { ...SMALL, ring: testRing(roles) }),
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('without a key ring: the same streams, every record applied', () => {
+    fc.assert(
+      fc.property(rev12Stream, ({ events }) => perSession(events, SMALL)),
+      { numRuns: 40 },
+    );
+  });
+
+  it('unknown and blind sessions: spills and acknowledgements up to 2^52 − 1 clipped to the extent E', () => {
+    fc.assert(
+      fc.property(
+        unknownRev12Stream,
+        fc.boolean(),
+        fc.boolean(),
+        ({ roles, events }, ring, blind) =>
+          perSession(events, {
+            ...SMALL,
+            ring: ring ? testRing(roles) : null,
+            start: blind ? 'blind' : 'empty',
+          }),
+      ),
+      { numRuns: 60 },
     );
   });
 });

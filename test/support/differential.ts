@@ -238,12 +238,12 @@ export function differential(events: readonly EngineInput[], setup: DiffSetup = 
     const actual = r.outputs.map(fromEngine);
     sameOrExplain({ i, event: e, outputs: actual }, { i, event: e, outputs: comparable(expected) });
     checkTexts(r.outputs, expected);
-    const engineState = (r.state as SessionState | undefined) && engineView(r.state);
+    const engineState = r.state === undefined ? undefined : engineView(r.state);
     const modelState = model.exists ? modelView(model) : undefined;
     // Both views list their fields in one order, so plain JSON compares them.
     if (JSON.stringify(engineState) !== JSON.stringify(modelState))
       expect({ i, state: engineState }).toEqual({ i, state: modelState });
-    s = r.state as SessionState | undefined;
+    s = r.state;
     all.push(...expected);
   });
   return all;

@@ -95,7 +95,8 @@ export interface ModelSpill {
   spillRequestId: string;
   sessionId: string;
   requestId: string;
-  requestEventId: string;
+  /** Always the request's eventId: a malformed request (whose may be null) asks for no spill. */
+  requestEventId: string | null;
   unit: Unit;
   range: { start: number; end: number };
   holes: ModelRange[];

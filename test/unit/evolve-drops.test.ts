@@ -152,6 +152,7 @@ describe('a dead-lettered (answered malformed) request', () => {
       sessionId: SID,
       seq: b.nextSeq,
       requestId: 'bad',
+      eventId: 'bad-event',
       occurredAt: (before ?? 0) + IDLE + 5,
       error: 'field "unit": expected one of TURNS, TOKENS, MESSAGES',
     };

@@ -78,6 +78,7 @@ describe('repeated requestId with the same unit and ranges', () => {
       sessionId: SID,
       seq: b.nextSeq,
       requestId: 'bad',
+      eventId: 'bad-event',
       occurredAt: 1,
       error: 'x',
     };
@@ -210,6 +211,7 @@ describe('malformed CompactionRequested (contract §3): dead-lettered and answer
       sessionId,
       seq,
       requestId: 'bad',
+      eventId: 'bad-event',
       occurredAt,
       error: 'tailStart: expected a long',
     };
@@ -224,6 +226,7 @@ describe('malformed CompactionRequested (contract §3): dead-lettered and answer
     expect(v).toMatchObject({
       sessionId: SID,
       requestId: 'bad',
+      eventId: 'bad-event',
       decision: 'REFUSE',
       basis: null,
       action: 'HALT',

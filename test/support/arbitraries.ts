@@ -1012,7 +1012,9 @@ export function buildStream(
           heads.add(2, 1);
         } else if (c.what === 'close') b.close();
         else {
-          const h = heads.in(unit);
+          // Naming positions beyond the head: at a gap seq they raise Hg (a known session) but
+          // not the extent E (an unknown one).
+          const h = heads.in(unit) + c.n;
           const id = `r${n++}`;
           b.request(id, unit, 0, h, h);
           requests.push({ id, seq: b.nextSeq - 1, unit, sIn: 0, eIn: h, t: h });

@@ -345,7 +345,7 @@ type ChaosCmd =
   | { k: 'replay'; idx: number }
   | { k: 'reopen'; span: number; coverage: Coverage }
   | ({ k: 'healAll'; spill: boolean } & Sent)
-  | { k: 'malformed'; nullTime: boolean }
+  | { k: 'malformed'; nullTime: boolean; nullId: boolean }
   | { k: 'skip'; n: number }
   | { k: 'redeliver'; idx: number }
   | { k: 'conflict'; idx: number }
@@ -493,7 +493,12 @@ const CHAOS_ARBS: { [K in ChaosCmd['k']]: fc.Arbitrary<Extract<ChaosCmd, { k: K 
   healAll: fc
     .tuple(fc.record({ k: fc.constant('healAll' as const), spill: fc.boolean() }), sentArb)
     .map(([c, sent]) => ({ ...c, ...sent, oob: true })),
-  malformed: fc.record({ k: fc.constant('malformed' as const), nullTime: fc.boolean() }),
+  malformed: fc.record({
+    k: fc.constant('malformed' as const),
+    nullTime: fc.boolean(),
+    // Rev 12: a request whose eventId did not decode is answered with requestEventId null.
+    nullId: rare,
+  }),
   skip: fc.record({ k: fc.constant('skip' as const), n: fc.integer({ min: 1, max: 3 }) }),
   redeliver: fc.record({ k: fc.constant('redeliver' as const), idx: nat }),
   conflict: fc.record({ k: fc.constant('conflict' as const), idx: nat }),
@@ -934,7 +939,7 @@ export function buildStream(
           sessionId,
           seq: b.nextSeq,
           requestId: `m${n++}`,
-          eventId: `m${n}-event`,
+          eventId: c.nullId ? null : `m${n}-event`,
           occurredAt: c.nullTime ? null : ctx.clock ? (clock += 1000) : T0 + b.nextSeq,
           error: 'summaryInput.end: negative',
         };
@@ -1286,8 +1291,9 @@ export interface InsertionStream extends SignedStream {
 /**
  * An honest stream (sometimes without a SessionOpened) with §8's insertions anywhere, before its
  * first event too. Honest signed events are valid only at their own occurredAt (validity 0), the
- * bound within which §8 holds: a copy that the window of 8 out-of-band eventIds has forgotten
- * is applied again while its signature is valid (§4b, "the expiry bounds a replay").
+ * bound within which §8 holds: a copy that the eventId windows have forgotten (8 out-of-band
+ * eventIds; 32 seqs in band, or any drop) is applied again while its signature is valid (§4b,
+ * "the expiry bounds a replay").
  */
 export const insertionStream: fc.Arbitrary<InsertionStream> = fc
   .record({

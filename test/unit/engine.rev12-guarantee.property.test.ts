@@ -11,9 +11,11 @@
  * - never creates one (a session that has no state has none after an inserted record; a
  *   session id only inserted records name never has one).
  * The honest producer's signed events are valid only at their own occurredAt (the bound of
- * test/support/arbitraries.ts's insertionStream): a copy the window of 8 out-of-band eventIds
- * has forgotten is applied again while its signature is valid (§4b, "the expiry bounds a
- * replay"), which §8 accepts.
+ * test/support/arbitraries.ts's insertionStream; docs/decisions.md 167): a copy the eventId
+ * windows have forgotten (8 out-of-band eventIds; 32 seqs in band, or any drop, which keeps
+ * only the out-of-band ones) is applied again while its signature is valid (§4b, "the expiry
+ * bounds a replay"; an in-band one as a conflict, which a LossAcknowledged or SpillCompleted
+ * survives), and can then approve what the stream refused.
  */
 import fc from 'fast-check';
 import {

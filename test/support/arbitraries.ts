@@ -1109,43 +1109,49 @@ const openRev11Cmd = fc
   .map(([o, forged]) => ({ ...o, forged }));
 
 /**
+ * Streams signed against a test ring of drawn roles, stamped by their own clock: up to
+ * `maxLength` commands of `weights`, after a SessionOpened (maybe forged first) one time in
+ * `openFreq`, or never (null).
+ */
+function signedStream(
+  sessionId: string,
+  weights: Weights,
+  maxLength: number,
+  openFreq: number | null,
+): fc.Arbitrary<SignedStream> {
+  return fc
+    .record({
+      roles: rolesArb,
+      open: openFreq === null ? fc.constant(null) : fc.option(openRev11Cmd, { freq: openFreq }),
+      cmds: fc.array(chaosCmdArb(weights), { minLength: 1, maxLength, size: 'max' }),
+    })
+    .map(({ roles, open, cmds }) => ({
+      roles,
+      events: buildChaos(sessionId, open ? [open, ...cmds] : cmds, {
+        ring: testRing(roles),
+        clock: true,
+      }),
+    }))
+    .filter((x) => x.events.length > 0);
+}
+
+/**
  * Any mix of events under rev 11: every kind of signature, time jumps, replays of signed events,
  * contested policies (a forged SessionOpened first, or one resent later), sometimes no
  * SessionOpened at all.
  */
-export const rev11Stream: fc.Arbitrary<SignedStream> = fc
-  .record({
-    roles: rolesArb,
-    open: fc.option(openRev11Cmd, { freq: 5 }),
-    cmds: fc.array(chaosCmdArb(REV11_WEIGHTS), { minLength: 1, maxLength: 80, size: 'max' }),
-  })
-  .map(({ roles, open, cmds }) => ({
-    roles,
-    events: buildChaos('rev11', open ? [open, ...cmds] : cmds, {
-      ring: testRing(roles),
-      clock: true,
-    }),
-  }))
-  .filter((s) => s.events.length > 0);
+export const rev11Stream: fc.Arbitrary<SignedStream> = signedStream('rev11', REV11_WEIGHTS, 80, 5);
 
 /**
  * An unknown session (the tests start it blind too) healing or not: spills and
  * acknowledgements of everything (up to 2^52 − 1), turns and truncations that raise F.
  */
-export const unknownRev11Stream: fc.Arbitrary<SignedStream> = fc
-  .record({
-    roles: rolesArb,
-    cmds: fc.array(chaosCmdArb(UNKNOWN_REV11_WEIGHTS), {
-      minLength: 1,
-      maxLength: 50,
-      size: 'max',
-    }),
-  })
-  .map(({ roles, cmds }) => ({
-    roles,
-    events: buildChaos('blind', cmds, { ring: testRing(roles), clock: true }),
-  }))
-  .filter((s) => s.events.length > 0);
+export const unknownRev11Stream: fc.Arbitrary<SignedStream> = signedStream(
+  'blind',
+  UNKNOWN_REV11_WEIGHTS,
+  50,
+  null,
+);
 
 /**
  * The honest producer's commands: its signed events are signed correctly, by a key with the
@@ -1229,38 +1235,17 @@ export function bySession(events: readonly EngineInput[]): Map<string, EngineInp
 /**
  * Any mix of rev 12's cases with rev 11's: junk of any occurredAt and any range (for the session
  * and for ids never seen), byte copies of its signed events, in-band events at gap seqs far in
- * the future or at 2^52 − 1, spills and acknowledgements up to 2^52 − 1.
+ * the future or at 2^52 − 1, out-of-band spills and acknowledgements up to 2^52 − 1.
  */
-export const rev12Stream: fc.Arbitrary<SignedStream> = fc
-  .record({
-    roles: rolesArb,
-    open: fc.option(openRev11Cmd, { freq: 4 }),
-    cmds: fc.array(chaosCmdArb(REV12_WEIGHTS), { minLength: 1, maxLength: 80, size: 'max' }),
-  })
-  .map(({ roles, open, cmds }) => ({
-    roles,
-    events: buildChaos('rev12', open ? [open, ...cmds] : cmds, {
-      ring: testRing(roles),
-      clock: true,
-    }),
-  }))
-  .filter((s) => s.events.length > 0);
+export const rev12Stream: fc.Arbitrary<SignedStream> = signedStream('rev12', REV12_WEIGHTS, 80, 4);
 
 /** An unknown session (or a blind one) under rev 12: huge ranges clipped to E, junk, copies. */
-export const unknownRev12Stream: fc.Arbitrary<SignedStream> = fc
-  .record({
-    roles: rolesArb,
-    cmds: fc.array(chaosCmdArb(UNKNOWN_REV12_WEIGHTS), {
-      minLength: 1,
-      maxLength: 50,
-      size: 'max',
-    }),
-  })
-  .map(({ roles, cmds }) => ({
-    roles,
-    events: buildChaos('unknown12', cmds, { ring: testRing(roles), clock: true }),
-  }))
-  .filter((s) => s.events.length > 0);
+export const unknownRev12Stream: fc.Arbitrary<SignedStream> = signedStream(
+  'unknown12',
+  UNKNOWN_REV12_WEIGHTS,
+  50,
+  null,
+);
 
 /**
  * The honest producer of rev 12 streams: rev 12's own events (leaps, huge ranges) and rev 11's,

@@ -198,7 +198,7 @@ export class GuardedSession {
       this.ledger.requireNotClosed();
       wait.requireTime(); // timed out while earlier events were queued: send nothing
       return this.prepare(command, (event) => {
-        if (event.type === 'CompactionRequested') wait.register(this.ledger.verdictSeqs(event));
+        if (event.type === 'CompactionRequested') wait.register(event.eventId);
       });
     });
     return wait.outcome(sent);

@@ -749,7 +749,7 @@ export function buildStream(
       isJunk && c.auth === 'expiredLast' && honest.length === 0 ? 'expired' : c.auth;
     let occurredAt: number | undefined;
     const lastHonestAt = honest[honest.length - 1]?.occurredAt ?? T0;
-    // Junk is stamped no later than the honest producer's last event: see junkCmd.
+    // Junk is stamped at the honest producer's last event, or far in the future: see junkCmd.
     if (isJunk) occurredAt = lastHonestAt;
     if (c.future) occurredAt = lastAt() + FUTURE_MS;
     else if (auth === 'expiredLast') {
@@ -1167,20 +1167,22 @@ const honestCmd: fc.Arbitrary<ChaosCmd> = chaosCmdArb({
 );
 
 /**
- * A producer without a key of the right role: unauthorized signable events, replays. None of
- * them is stamped later than the honest producer's last event: the contract lets any event that
- * is not a dead letter trigger the grace and idle drops, an unauthorized one too, and a drop it
- * triggers (far in the future, or just before a redelivery once the session is idle) can
- * approve a request with tail 0 that the known session refused (UNIT_MISMATCH,
- * INVALID_REQUEST) or answer a redelivered request afresh; so the property holds only for junk
- * that triggers no drop (see docs/decisions.md).
+ * A producer without a key of the right role: unauthorized signable events, replays, stamped at
+ * the honest producer's last event or (sometimes) far in the future: since contract rev 12 an
+ * event that fails the authority check neither triggers the grace or idle drop nor sets
+ * lastEventAt, so no stamp of it can drop a session (decisions 113 and 114 were about rev 11).
+ * An `expiredLast` one is never stamped in the future: signed by a key with the role and valid
+ * at its own occurredAt, it would be authorized there.
  */
 const junkCmd: fc.Arbitrary<ChaosCmd> = fc.oneof(
   ...(['spill', 'ack', 'spillFailed'] as const).map((k) =>
     (CHAOS_ARBS[k] as fc.Arbitrary<ChaosCmd>).chain((c) =>
       fc
         .constantFrom(...UNAUTHORIZED_KINDS)
-        .map((auth) => ({ ...c, auth, future: false }) as ChaosCmd),
+        .map(
+          (auth) =>
+            ({ ...c, auth, future: auth !== 'expiredLast' && (c as Sent).future }) as ChaosCmd,
+        ),
     ),
   ),
   CHAOS_ARBS.replay,

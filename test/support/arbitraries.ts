@@ -1171,18 +1171,18 @@ const honestCmd: fc.Arbitrary<ChaosCmd> = chaosCmdArb({
  * the honest producer's last event or (sometimes) far in the future: since contract rev 12 an
  * event that fails the authority check neither triggers the grace or idle drop nor sets
  * lastEventAt, so no stamp of it can drop a session (decisions 113 and 114 were about rev 11).
- * An `expiredLast` one is never stamped in the future: signed by a key with the role and valid
- * at its own occurredAt, it would be authorized there.
+ * None is `expiredLast` (signed by a key with the role, valid at its own occurredAt, back-dated
+ * below the session's lastEventAt): since rev 12 lastEventAt is the time of the last event that
+ * advanced the session, which this generator does not follow (a conflict or a gap does not move
+ * it), so a back-dated one could be valid; `expired` ones (expiresAt below their own
+ * occurredAt) still reach the expiry check.
  */
 const junkCmd: fc.Arbitrary<ChaosCmd> = fc.oneof(
   ...(['spill', 'ack', 'spillFailed'] as const).map((k) =>
     (CHAOS_ARBS[k] as fc.Arbitrary<ChaosCmd>).chain((c) =>
       fc
-        .constantFrom(...UNAUTHORIZED_KINDS)
-        .map(
-          (auth) =>
-            ({ ...c, auth, future: auth !== 'expiredLast' && (c as Sent).future }) as ChaosCmd,
-        ),
+        .constantFrom(...UNAUTHORIZED_KINDS.filter((k) => k !== 'expiredLast'))
+        .map((auth) => ({ ...c, auth, future: (c as Sent).future }) as ChaosCmd),
     ),
   ),
   CHAOS_ARBS.replay,
@@ -1196,28 +1196,44 @@ export interface KeylessStream extends SignedStream {
  * An honest stream with a keyless producer's events mixed in (`junk` marks them). The ring
  * always holds a key with both roles, the honest producer's.
  */
-export const keylessStream: fc.Arbitrary<KeylessStream> = fc
-  .record({
-    roles: rolesArb.map((r) => [...r, ['ACKNOWLEDGE', 'SPILL'] as AuthorityRole[]]),
-    open: fc.option(openCmd, { freq: 6 }),
-    cmds: fc.array(
-      fc.oneof({ weight: 3, arbitrary: honestCmd }, { weight: 2, arbitrary: junkCmd }),
-      {
+export const keylessStream: fc.Arbitrary<KeylessStream> = mixedStream(
+  'keyless',
+  honestCmd,
+  junkCmd,
+  fc.constant([]),
+).filter((s) => s.events.length > 0);
+
+/**
+ * An honest producer's commands with another producer's mixed in (`lead` of them first), signed
+ * against a ring that always holds a key with both roles (the honest producer's), built as a
+ * `keyless` stream (ChaosContext): `junk` marks the other producer's records.
+ */
+function mixedStream(
+  sessionId: string,
+  honest: fc.Arbitrary<ChaosCmd>,
+  other: fc.Arbitrary<ChaosCmd>,
+  lead: fc.Arbitrary<ChaosCmd[]>,
+): fc.Arbitrary<KeylessStream> {
+  return fc
+    .record({
+      roles: rolesArb.map((r) => [...r, ['ACKNOWLEDGE', 'SPILL'] as AuthorityRole[]]),
+      lead,
+      open: fc.option(openCmd, { freq: 6 }),
+      cmds: fc.array(fc.oneof({ weight: 3, arbitrary: honest }, { weight: 2, arbitrary: other }), {
         minLength: 1,
         maxLength: 80,
         size: 'max',
-      },
-    ),
-  })
-  .map(({ roles, open, cmds }) => ({
-    roles,
-    ...buildStream('keyless', open ? [open, ...cmds] : cmds, {
-      ring: testRing(roles),
-      clock: true,
-      keyless: true,
-    }),
-  }))
-  .filter((s) => s.events.length > 0);
+      }),
+    })
+    .map(({ roles, lead, open, cmds }) => ({
+      roles,
+      ...buildStream(sessionId, [...lead, ...(open ? [open] : []), ...cmds], {
+        ring: testRing(roles),
+        clock: true,
+        keyless: true,
+      }),
+    }));
+}
 
 // ---------------------------------------------------------------------------------------------
 // (i) Rev 12: records without a key and byte copies, inserted anywhere; events at gap seqs far
@@ -1282,22 +1298,11 @@ export interface InsertionStream extends SignedStream {
  * eventIds; 32 seqs in band, or any drop) is applied again while its signature is valid (§4b,
  * "the expiry bounds a replay").
  */
-export const insertionStream: fc.Arbitrary<InsertionStream> = fc
-  .record({
-    roles: rolesArb.map((r) => [...r, ['ACKNOWLEDGE', 'SPILL'] as AuthorityRole[]]),
-    lead: fc.array(junkCmdArb, { maxLength: 2 }),
-    open: fc.option(openCmd, { freq: 6 }),
-    cmds: fc.array(
-      fc.oneof({ weight: 3, arbitrary: honest12Cmd }, { weight: 2, arbitrary: insertionCmd }),
-      { minLength: 1, maxLength: 80, size: 'max' },
-    ),
-  })
-  .map(({ roles, lead, open, cmds }) => {
-    const { events, junk } = buildStream('rev12', [...lead, ...(open ? [open] : []), ...cmds], {
-      ring: testRing(roles),
-      clock: true,
-      keyless: true,
-    });
-    return { roles, events, inserted: junk };
-  })
+export const insertionStream: fc.Arbitrary<InsertionStream> = mixedStream(
+  'rev12',
+  honest12Cmd,
+  insertionCmd,
+  fc.array(junkCmdArb, { maxLength: 2 }),
+)
+  .map(({ junk, ...rest }) => ({ ...rest, inserted: junk }))
   .filter((s) => s.inserted.some((x) => !x));

@@ -34,6 +34,7 @@ import {
   insertionStream,
 } from '../support/arbitraries';
 import { testRing } from '../support/testRing';
+import { headIn } from '../../src/engine/state';
 
 const TOP = 4_503_599_627_370_495;
 
@@ -44,6 +45,15 @@ interface Step {
   /** Whether the event's session had a state before and after the event. */
   before: boolean;
   after: boolean;
+  /** The known head H′ in U before and after the event (null without a policy). */
+  headBefore: number | null;
+  headAfter: number | null;
+}
+
+/** H′ = max(H, Hg) in U, or null for a session with no state or no policy. */
+function knownHeadOf(s: SessionState | undefined): number | null {
+  if (!s?.unit) return null;
+  return Math.max(headIn(s, s.unit), s.gapHead ?? 0);
 }
 
 /** The engine over a stream of several sessions, each session's state kept apart. */
@@ -65,6 +75,8 @@ function run(events: readonly EngineInput[], roles: InsertionStream['roles']): S
       notes: r.notes,
       before: prev !== undefined,
       after: next !== undefined,
+      headBefore: knownHeadOf(prev),
+      headAfter: knownHeadOf(next),
     };
   });
 }
@@ -90,8 +102,8 @@ function checkGuarantee({ roles, events, inserted }: InsertionStream): void {
   const honest = run(honestEvents, roles);
   const mixed = run(events, roles);
   let k = 0;
-  /** An inserted in-band copy took a seq the session had not (see below). */
-  let seqTaken = false;
+  /** An inserted in-band copy took a seq the session had not, or raised H′: see below. */
+  let beyondRev12 = false;
   mixed.forEach((m, i) => {
     if (inserted[i]) {
       const kind = kindOf(m.event, honestEvents);
@@ -112,13 +124,22 @@ function checkGuarantee({ roles, events, inserted }: InsertionStream): void {
       // (EVENT_GAP refuses there, not here) or make the next honest event advance the session.
       // The honest stream's comparison stops there (the inserted records' checks go on).
       if (m.event.seq !== null && !m.notes.includes('duplicate') && !m.notes.includes('conflict')) {
-        seqTaken = true;
+        beyondRev12 = true;
         count('copy took a seq');
+      }
+      // Likewise: an in-band copy in conflict is a gap (step 1), and step 2 raises Hg to the
+      // end of its range, so H′ may rise past what the honest stream knows (its event named
+      // positions of a session since dropped and opened again, or beyond the head then): later
+      // spills and acknowledgements then place more (clipped to H′) and a request the honest
+      // stream refused INVALID_REQUEST (beyond H′) can be approved.
+      if (m.event.seq !== null && (m.headAfter ?? 0) > (m.headBefore ?? 0)) {
+        beyondRev12 = true;
+        count('copy raised H′');
       }
       return;
     }
     const h = honest[k++]!;
-    if (seqTaken) return;
+    if (beyondRev12) return;
     const where = {
       i,
       type: m.event.type,

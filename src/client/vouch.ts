@@ -106,6 +106,10 @@ export async function storeVouched(
     throw new Error(
       `session ${spill.sessionId}: no transcript of this session is held here: nothing of ${asked} was stored`,
     );
+  if (!Array.isArray(pieces))
+    throw new Error(
+      `session ${spill.sessionId}: the source gave content without positions (expected pieces placed in ${spill.unit}, or null): nothing of ${asked} was stored`,
+    );
   const held = pieces
     .map((p) => ({ span: p.positions[spill.unit], bytes: bytesOf(p.content) }))
     .filter((p): p is { span: Span; bytes: Uint8Array } => isSpan(p.span) && p.bytes.length > 0);

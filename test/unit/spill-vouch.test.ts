@@ -146,6 +146,15 @@ describe('storeVouched with a FileSpillStore', () => {
     ).rejects.toThrow('(its pieces are not placed in TOKENS)');
   });
 
+  it('content without positions (bytes, as sources gave before) holds nothing: throws, stores nothing', async () => {
+    const store = new FileSpillStore(dir);
+    const bytes = 'all of it' as unknown as TranscriptPiece[];
+    await expect(storeVouched(store, spill('TURNS', { start: 0, end: 3 }), bytes)).rejects.toThrow(
+      'the source gave content without positions',
+    );
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it('an empty piece holds nothing (a turn with no bytes was not stored)', async () => {
     const store = new FileSpillStore(dir);
     const pieces = [turnPiece(at(0), line(0)), turnPiece(at(1), ''), turnPiece(at(2), line(2))];

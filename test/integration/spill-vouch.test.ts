@@ -43,12 +43,10 @@ describe('a SpillWorker signs only what it stored, whatever range a forged reque
       store,
       groupId: `workers-${s.config.groupId}`,
       source: (r) =>
-        held
-          .get(r.sessionId)
-          ?.map((content, turn) => ({
-            positions: { TURNS: { start: turn, end: turn + 1 } },
-            content,
-          })) ?? null,
+        held.get(r.sessionId)?.map((content, turn) => ({
+          positions: { TURNS: { start: turn, end: turn + 1 } },
+          content,
+        })) ?? null,
     });
     await worker.start();
     codec = codecFor(s.config);

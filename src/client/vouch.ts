@@ -62,16 +62,37 @@ const isSpan = (s: Span | undefined): s is Span =>
  * for what a spill may sign, shared by the SpillWorker and the client's spill loop.
  */
 export function vouchedRange(requested: Span, held: readonly Span[]): Vouched {
+  return covering(requested, held, (s) => s).vouched;
+}
+
+/**
+ * The rule of `vouchedRange`, and the items it took, in position order: from the request's
+ * start, each item that reaches further than those before it (of items starting at the same
+ * place, the longest), until the request's end or a position no item holds. The items taken
+ * are what a spill stores: none of them is redundant.
+ */
+function covering<T>(
+  requested: Span,
+  items: readonly T[],
+  spanOf: (item: T) => Span | undefined,
+): { vouched: Vouched; taken: T[] } {
   const start = requested.start;
   const end = Math.max(requested.start, requested.end);
+  const placed = items
+    .map((item) => ({ item, span: spanOf(item) }))
+    .filter((p): p is { item: T; span: Span } => isSpan(p.span))
+    .sort((a, b) => a.span.start - b.span.start || b.span.end - a.span.end);
+  const taken: T[] = [];
   let x = start;
-  const spans = held.filter(isSpan).sort((a, b) => a.start - b.start);
-  for (const s of spans) {
-    if (x >= end || s.start > x) break;
-    if (s.end > x) x = s.end;
+  for (const { item, span } of placed) {
+    if (x >= end || span.start > x) break;
+    if (span.end > x) {
+      taken.push(item);
+      x = span.end;
+    }
   }
   x = Math.min(x, end);
-  return { range: { start, end: x }, firstMissing: x < end ? x : null };
+  return { vouched: { range: { start, end: x }, firstMissing: x < end ? x : null }, taken };
 }
 
 const bytesOf = (c: Uint8Array | string): Uint8Array =>
@@ -112,11 +133,9 @@ export async function storeVouched(
     );
   const held = pieces
     .map((p) => ({ span: p.positions[spill.unit], bytes: bytesOf(p.content) }))
-    .filter((p): p is { span: Span; bytes: Uint8Array } => isSpan(p.span) && p.bytes.length > 0);
-  const given = vouchedRange(
-    spill.range,
-    held.map((p) => p.span),
-  );
+    .filter((p) => p.bytes.length > 0);
+  // The pieces that make up the held part, in position order, none of them redundant.
+  const { vouched: given, taken: used } = covering(spill.range, held, (p) => p.span);
   if (given.firstMissing === spill.range.start) {
     const placed = pieces.some((p) => p.positions[spill.unit] !== undefined);
     throw new Error(
@@ -125,10 +144,6 @@ export async function storeVouched(
         ': nothing was stored',
     );
   }
-  // The pieces that make up the held part, in position order, one after another.
-  const used = held
-    .filter((p) => p.span.start < given.range.end && p.span.end > given.range.start)
-    .sort((a, b) => a.span.start - b.span.start);
   const content = Buffer.concat(used.map((p) => p.bytes));
   const handle = await store.write({
     sessionId: spill.sessionId,
@@ -143,7 +158,7 @@ export async function storeVouched(
   let offset = 0;
   for (const p of used) {
     const at = back.subarray(offset, offset + p.bytes.length);
-    if (at.length === p.bytes.length && Buffer.compare(at, p.bytes) === 0) readBack.push(p.span);
+    if (at.length === p.bytes.length && Buffer.compare(at, p.bytes) === 0) readBack.push(p.span!);
     offset += p.bytes.length;
   }
   const stored = vouchedRange(given.range, readBack);

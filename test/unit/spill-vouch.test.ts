@@ -155,6 +155,18 @@ describe('storeVouched with a FileSpillStore', () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  it('a piece given twice, or one inside a longer piece, is stored once: the stored bytes are the covering pieces in position order', async () => {
+    const store = new FileSpillStore(dir);
+    const whole: TranscriptPiece = {
+      positions: { TURNS: { start: 1, end: 3 } },
+      content: 'one+two\n',
+    };
+    const pieces = [...turns([1, 0, 0, 2]), whole];
+    const out = await storeVouched(store, spill('TURNS', { start: 0, end: 3 }), pieces);
+    expect(out.range).toEqual({ start: 0, end: 3 });
+    expect((await store.read(out.handle)).toString()).toBe(line(0) + 'one+two\n');
+  });
+
   it('an empty piece holds nothing (a turn with no bytes was not stored)', async () => {
     const store = new FileSpillStore(dir);
     const pieces = [turnPiece(at(0), line(0)), turnPiece(at(1), ''), turnPiece(at(2), line(2))];

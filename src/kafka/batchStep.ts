@@ -24,6 +24,7 @@ import { refuseMalformed } from '../engine/decide';
 import type { CompactionRequested } from '../engine/events';
 import type { EngineInput, EngineOptions, StepResult } from '../engine/evolve';
 import { evolveInPlace } from '../engine/step';
+import { authorityOf } from '../engine/authorize';
 import { serializeState } from '../engine/serialize';
 import { blindState, cloneState, type SessionState } from '../engine/state';
 import { RegistryUnavailableError, type RegistryCodec } from '../registry/codec';
@@ -417,6 +418,11 @@ export class BatchPlanner {
   private refuseAtCapacity(input: EngineInput): Failure | null {
     const id = input.sessionId;
     this.atCapacity.events++;
+    // An out-of-band event that fails the authority check would leave no state (contract §4b,
+    // rev 12): it does not mark its session refused, so unsigned junk sent while the cap is
+    // full cannot make a session that comes later start blind.
+    if (input.seq === null && authorityOf(undefined, input, this.ctx.engine.trustedKeys) !== null)
+      return null;
     if (this.refused !== null && !this.refused.has(id)) {
       this.refused.add(id);
       this.atCapacity.sessions++;

@@ -1,5 +1,7 @@
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
+import { Partitioners } from 'kafkajs';
+import { murmur2Partitioner } from '../../src/kafka/kafkajs';
 import { keyPartition, murmur2 } from '../../src/kafka/murmur2';
 
 // kafkajs' own murmur2 (not exported by its package), for comparison only.
@@ -115,5 +117,40 @@ describe("murmur2: Kafka's Java Utils.murmur2, in 32-bit arithmetic", () => {
     // times slower (~300 ms seen: jest's module sandbox), and the machine is shared, hence a bound
     // this generous: a guard only. kafkajs 2.2.4's murmur2 takes over 5 minutes for 450 KB.
     expect(ms).toBeLessThan(5_000);
+  });
+});
+
+describe("murmur2Partitioner: where kafkajs' DefaultPartitioner places a message, without its murmur2", () => {
+  const metadata = (n: number) =>
+    Array.from({ length: n }, (_, partitionId) => ({
+      partitionErrorCode: 0,
+      partitionId,
+      leader: 0,
+      replicas: [],
+      isr: [],
+    }));
+
+  it('places keyed messages and keeps given partitions as kafkajs does', () => {
+    const ours = murmur2Partitioner();
+    const theirs = Partitioners.DefaultPartitioner();
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.string({ maxLength: 40 }), fc.uint8Array({ maxLength: 64 }).map(Buffer.from)),
+        fc.integer({ min: 1, max: 50 }),
+        fc.option(fc.nat({ max: 49 }), { nil: undefined }),
+        (key, n, given) => {
+          const message = { key, value: 'v', ...(given === undefined ? {} : { partition: given }) };
+          const args = { topic: 't', partitionMetadata: metadata(n), message };
+          expect(ours(args)).toBe(theirs(args));
+        },
+      ),
+    );
+  });
+
+  it('goes round the partitions for messages without a key, one after another', () => {
+    const place = murmur2Partitioner();
+    const args = { topic: 'unkeyed', partitionMetadata: metadata(5), message: { value: 'v' } };
+    const seen = Array.from({ length: 10 }, () => place(args));
+    for (let i = 1; i < seen.length; i++) expect(seen[i]).toBe((seen[i - 1]! + 1) % 5);
   });
 });

@@ -302,7 +302,7 @@ async function pipeline(env: Env, input: string, eos: boolean): Promise<RunResul
           Date.now(),
           engine,
         );
-        overlay.set(inp.sessionId, r.state);
+        if (r.state !== undefined) overlay.set(inp.sessionId, r.state);
         const t2 = now();
         stages.engine += t2 - t;
         for (const o of r.outputs) {

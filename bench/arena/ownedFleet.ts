@@ -42,7 +42,8 @@ export class OwnedFleet {
     const slot = this.slots.get(input.sessionId);
     if (slot === undefined) {
       const result = evolveInPlace(undefined, input, decidedAt, this.options);
-      this.place(input.sessionId, result.state);
+      // None when the event left none (an unauthorized out-of-band event, contract §4b).
+      if (result.state !== undefined) this.place(input.sessionId, result.state);
       return result;
     }
     if (
@@ -61,9 +62,11 @@ export class OwnedFleet {
     const owned = this.states[slot]!;
     this.arena.flush(slot, owned);
     const result = evolveInPlace(owned, input, decidedAt, this.options);
-    // A closed session past its grace period comes back as a fresh state (contract §4).
-    this.states[slot] = result.state;
-    this.arena.load(slot, result.state);
+    // A closed session past its grace period comes back as a fresh state (contract §4); a
+    // session that had one always has one after.
+    const next = result.state!;
+    this.states[slot] = next;
+    this.arena.load(slot, next);
     return result;
   }
 

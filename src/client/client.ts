@@ -234,8 +234,8 @@ export class GuardClient {
   }
 
   /** @internal Registers interest in a verdict before its request is sent. */
-  expectVerdict(sessionId: string, requestId: string, seqs: readonly number[]): Promise<Verdict> {
-    return this.requireSessions('expectVerdict').expect(sessionId, requestId, seqs);
+  expectVerdict(sessionId: string, requestId: string, eventId: string): Promise<Verdict> {
+    return this.requireSessions('expectVerdict').expect(sessionId, requestId, eventId);
   }
 
   /** @internal */

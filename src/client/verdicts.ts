@@ -1,7 +1,10 @@
 /**
  * One read_committed consumer of the verdict topic per client, shared by every request of every
  * session (not one per request). A verdict is matched to its request by sessionId, requestId and
- * inputSeq (contract §6); verdicts of other clients' sessions are skipped before decoding.
+ * requestEventId, the eventId of the request it answers (contract §6, rev 12): anyone who can
+ * write the input topic can send a request under a session's seq and requestId and gets a
+ * verdict of its own, which names its own eventId, never ours. Verdicts of other clients'
+ * sessions are skipped before decoding.
  */
 import { randomUUID } from 'node:crypto';
 import type { Consumer, Kafka } from '../kafka/kafkajs';
@@ -13,9 +16,9 @@ import { SchemaReaders } from '../registry/schemaReaders';
 import { GuardClosedError } from './errors';
 import { withTimeout } from '../time';
 
-/** Waits for a verdict whose inputSeq is one of `seqs` (all sends of one requestId). */
+/** Waits for the verdict that names the request `eventId` (a stored one re-emitted too, §5). */
 interface Waiter {
-  seqs: Set<number>;
+  eventId: string;
   resolve: (v: Verdict) => void;
   reject: (e: Error) => void;
 }
@@ -86,16 +89,16 @@ export class VerdictListener {
   }
 
   /**
-   * Registers the waiter before the request is sent, so a fast verdict cannot be missed.
-   * `seqs`: the inputSeqs the verdict may carry (a repeated requestId may be answered with the
-   * stored verdict of an earlier send, its inputSeq unchanged: contract §5).
+   * Registers the waiter before the request is sent, so a fast verdict cannot be missed. A
+   * repeated requestId answered with the stored verdict of an earlier send still names the
+   * request just received (contract §5), so the request's own eventId is all it takes.
    */
-  expect(sessionId: string, requestId: string, seqs: readonly number[]): Promise<Verdict> {
+  expect(sessionId: string, requestId: string, eventId: string): Promise<Verdict> {
     const k = key(sessionId, requestId);
     if (this.waiters.has(k)) throw new Error(`already waiting for ${sessionId} / ${requestId}`);
     this.sessions.set(sessionId, (this.sessions.get(sessionId) ?? 0) + 1);
     return new Promise<Verdict>((resolve, reject) => {
-      this.waiters.set(k, { seqs: new Set(seqs), resolve, reject });
+      this.waiters.set(k, { eventId, resolve, reject });
     });
   }
 
@@ -124,7 +127,10 @@ export class VerdictListener {
       return;
     }
     const waiter = this.waiters.get(key(verdict.sessionId, verdict.requestId));
-    if (!waiter || !waiter.seqs.has(verdict.inputSeq)) return;
+    // Not ours: a verdict of a request someone else wrote under our seq and requestId, or of an
+    // earlier send. One with no requestEventId (a processor before contract rev 12) is never
+    // taken: the wait runs out instead (fail closed), so upgrade processors before clients.
+    if (!waiter || verdict.requestEventId !== waiter.eventId) return;
     this.forget(verdict.sessionId, verdict.requestId);
     waiter.resolve(verdict);
   }

@@ -35,6 +35,7 @@ import {
 } from './state';
 import { hash53 } from './hash';
 import { raiseEvidence } from './drop';
+import { extentIn } from './extent';
 import { UNIT_SYMBOLS } from './events';
 
 export function applySessionOpened(s: SessionState, e: SessionOpened, out: Collector): void {
@@ -198,7 +199,9 @@ export function applySpillCompleted(s: SessionState, e: SpillCompleted, out: Col
       union(inUnit(s.spilled, unit), clip(reported, 0, knownHead(s, unit))),
     );
   } else {
-    s.spilled = withUnit(s.spilled, e.unit, union(inUnit(s.spilled, e.unit), reported));
+    // An unknown session: only positions it was told of (its extent, rev 12).
+    const placed = clip(reported, 0, extentIn(s, e.unit));
+    s.spilled = withUnit(s.spilled, e.unit, union(inUnit(s.spilled, e.unit), placed));
   }
   if (!isEmpty(reported)) s.spillFailed = false;
   const pending = s.pendingSpill;
@@ -256,6 +259,9 @@ export function applyLossAcknowledged(s: SessionState, e: LossAcknowledged, out:
         rememberOnly(s, e.seq, hash53(e.eventId));
       }
     }
+  } else {
+    // An unknown session: only positions it was told of (its extent, rev 12).
+    r = clip(r, 0, extentIn(s, unit));
   }
   // (3) The whole range lets exactly one compaction through.
   s.ackOnce = withUnit(NO_SETS, unit, r);

@@ -46,6 +46,7 @@ function store(s: SessionState, index: number, v: StoredVerdict): void {
 function requestOf(e: CompactionRequested): RequestInput {
   return {
     requestId: e.requestId,
+    eventId: e.eventId,
     unit: e.unit,
     summaryInput: e.summaryInput,
     tailStart: e.tailStart,
@@ -64,7 +65,8 @@ export function applyCompactionRequested(
   const index = findStored(s, key);
   const stored = index >= 0 ? s.verdicts[index]! : null;
   if (stored && sameRequest(stored, e) && stored.epoch === s.epoch) {
-    // Nothing changed since: the stored verdict again, stamps and all, and no new spill request.
+    // Nothing changed since: the stored verdict again, stamps and all, and no new spill request;
+    // only requestEventId names the request just received (rev 12).
     const again = { ...requestOf(e), seq: stored.inputSeq, occurredAt: stored.requestedAt };
     out.verdict = decide(s, again, { ...stamps, decidedAt: stored.decidedAt }).verdict;
     out.note('stored-verdict');

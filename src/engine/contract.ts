@@ -297,6 +297,8 @@ export interface Verdict {
   spillRequestId: null | string;
   /** The seq of the CompactionRequested answered. */
   inputSeq: number;
+  /** The eventId of the CompactionRequested answered (contract rev 12): an orchestrator takes only the verdict of the eventId it sent. null when a malformed request's eventId did not decode. */
+  requestEventId: null | string;
   /** The request's occurredAt (epoch ms); null when a malformed request's occurredAt did not decode. */
   requestedAt: null | number;
   /** Processing time (epoch ms); in offline audit equal to requestedAt so a replay is byte-identical. */
@@ -378,6 +380,8 @@ export interface SpillRequest {
   sessionId: string;
   /** The compaction request whose refusal asked for the spill. */
   requestId: string;
+  /** The eventId of the CompactionRequested whose refusal asked for the spill (contract rev 12). */
+  requestEventId: null | string;
   /** The unit `range` is given in. */
   unit: Unit;
   /** The range to store: [0, H') in the floor unit (unknown session: [0, max(eIn, t)) in the request's unit). */

@@ -29,6 +29,8 @@ import { evidenceIn } from './drop';
 
 export interface RequestInput {
   requestId: string;
+  /** The request's own eventId, named in its verdict and spill request (rev 12). */
+  eventId: string;
   unit: Unit;
   summaryInput: Span;
   tailStart: number;
@@ -263,6 +265,7 @@ export function decide(s: SessionState, r: RequestInput, stamps: DecisionStamps)
     diagnostic: refused ? diagnosticFor(e, unit, action, cause, want) : null,
     spillRequestId: id,
     inputSeq: r.seq,
+    requestEventId: r.eventId,
     requestedAt: r.occurredAt,
     decidedAt: stamps.decidedAt,
     engineVersion: stamps.engineVersion,
@@ -273,6 +276,7 @@ export function decide(s: SessionState, r: RequestInput, stamps: DecisionStamps)
     spillRequestId: id,
     sessionId: stamps.sessionId,
     requestId: r.requestId,
+    requestEventId: r.eventId,
     unit: want.unit,
     range: { start: want.start, end: want.end },
     holes: reportedSpans(holes).map((h) => ({ unit, ...h })),
@@ -284,7 +288,13 @@ export function decide(s: SessionState, r: RequestInput, stamps: DecisionStamps)
 
 /** contract §3: a malformed request that could be identified is answered, never stored. */
 export function refuseMalformed(
-  r: { requestId: string; seq: number; occurredAt: number | null; error: string },
+  r: {
+    requestId: string;
+    eventId: string | null;
+    seq: number;
+    occurredAt: number | null;
+    error: string;
+  },
   stamps: DecisionStamps,
 ): Verdict {
   return {
@@ -298,6 +308,7 @@ export function refuseMalformed(
     diagnostic: `REFUSE (HALT): the compaction request could not be decoded (${r.error}); no spill can help: send a corrected request.`,
     spillRequestId: null,
     inputSeq: r.seq,
+    requestEventId: r.eventId,
     requestedAt: r.occurredAt,
     decidedAt: stamps.decidedAt,
     engineVersion: stamps.engineVersion,

@@ -1,8 +1,9 @@
 /**
  * What a dropped state hands on (contract §4, grace and idle periods): the new unknown state
- * keeps the dropped one's lastEventAt (a signed event cannot be replayed against a freshly
- * dropped session, §4b) and its evidence head F, so that what the guard knew about positions
- * below F still counts against the unknown session's requests (§5, UNKNOWN_SESSION).
+ * keeps the dropped one's lastEventAt and its out-of-band eventIds (a signed event cannot be
+ * replayed against a freshly dropped session, §4b), and its evidence head F, so that what the
+ * guard knew about positions below F still counts against the unknown session's requests (§5,
+ * UNKNOWN_SESSION).
  */
 import type { Unit } from './events';
 import { type EvidenceHead, type SessionState, emptyState, headIn, knownHead } from './state';
@@ -17,7 +18,12 @@ export function evidenceOf(s: SessionState): EvidenceHead | null {
 
 /** The unknown state that replaces a dropped one. */
 export function afterDrop(dropped: SessionState): SessionState {
-  return { ...emptyState(), lastEventAt: dropped.lastEventAt, evidenceHead: evidenceOf(dropped) };
+  return {
+    ...emptyState(),
+    lastEventAt: dropped.lastEventAt,
+    outOfBandIds: dropped.outOfBandIds,
+    evidenceHead: evidenceOf(dropped),
+  };
 }
 
 /**

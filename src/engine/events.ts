@@ -52,6 +52,8 @@ export interface MalformedRequest {
   sessionId: string;
   seq: number;
   requestId: string;
+  /** null when eventId did not decode (absent, null, not a string, or over its bound). */
+  eventId: string | null;
   /** null when occurredAt did not decode. */
   occurredAt: number | null;
   error: string;

@@ -37,8 +37,9 @@ export class Fleet {
     const id = input.sessionId;
     const prev = this.sessions.get(id);
     const result = this.step(prev, input, decidedAt, this.options);
-    // A new session, or a closed one past its grace period back as a fresh state (contract §4).
-    if (result.state !== prev) this.sessions.set(id, result.state);
+    // A new session, or a closed one past its grace period back as a fresh state (contract §4);
+    // none when the event left none (an unauthorized out-of-band event, §4b).
+    if (result.state !== undefined && result.state !== prev) this.sessions.set(id, result.state);
     return result;
   }
 

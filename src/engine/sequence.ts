@@ -4,6 +4,7 @@
  */
 import type { ContextEvent, MalformedRequest, Unit } from './events';
 import {
+  NO_SETS,
   REMEMBERED_EVENT_IDS,
   REMEMBERED_OUT_OF_BAND_IDS,
   type SessionState,
@@ -112,10 +113,13 @@ export function namedPosition(e: ContextEvent | MalformedRequest, unit: Unit): n
 
 /**
  * Step 2: on a gap, with a policy, Hg := max(Hg, H, position). Every gap also marks the
- * state as changed for stored verdicts (contract §5, "Repeated requestId").
+ * state as changed for stored verdicts (contract §5, "Repeated requestId") and expires the
+ * one-compaction acceptance A1, with or without a policy (rev 12): with the sequence broken,
+ * later losses may go unseen, so a pass given for one known loss must not outlive it.
  */
 export function raiseGapHead(s: SessionState, position: number): void {
   s.epoch++;
+  s.ackOnce = NO_SETS;
   const unit = s.unit;
   if (unit === null) return;
   const h = Math.max(headIn(s, unit), position);

@@ -7,17 +7,19 @@
 import * as avro from 'avsc';
 import type { Unit } from './events';
 import type { IntervalSet } from './intervals';
-import { NO_IDS, NO_SETS, type PerUnit, type SessionState } from './state';
+import { type EvidenceHead, NO_IDS, NO_SETS, type PerUnit, type SessionState } from './state';
 import { rememberedFrom, rememberedIds } from './sequence';
 
 /**
- * The leading byte. Format 3 holds lastEventAt, the evidence head F, the coarsened set K and the
- * contested flag (rev 11) beside what format 2 holds, the out-of-band eventIds (§4 step 0), which
- * format 1 lacks. Records of formats 1 and 2, which older changelogs may hold, restore with the
- * missing fields at their defaults (none remembered; no lastEventAt, no F, K empty, not
- * contested).
+ * The leading byte. Format 4 holds an unknown session's extent E (rev 12) beside what format 3
+ * holds: lastEventAt, the evidence head F, the coarsened set K and the contested flag (rev 11),
+ * beside what format 2 holds, the out-of-band eventIds (§4 step 0), which format 1 lacks.
+ * Records of formats 1 to 3, which older changelogs may hold, restore with the missing fields
+ * at their defaults (none remembered; no lastEventAt, no F, K empty, not contested, no E: an
+ * unknown session restored from them reaches only F, which fails closed).
  */
-const FORMAT_VERSION = 3;
+const FORMAT_VERSION = 4;
+const FORMAT_V3 = 3;
 const FORMAT_V2 = 2;
 const FORMAT_V1 = 1;
 const UNITS = ['TURNS', 'TOKENS', 'MESSAGES'];
@@ -133,24 +135,39 @@ const stateTypeV2 = avro.Type.forSchema({
   fields: stateFieldsV2,
 } as unknown as avro.Schema);
 
-const stateType = avro.Type.forSchema({
+const stateFieldsV3 = [
+  ...stateFieldsV2,
+  { name: 'lastEventAt', type: ['null', 'long'], default: null },
+  /** F as [TURNS, TOKENS, MESSAGES], or null. */
+  { name: 'evidenceHead', type: ['null', { type: 'array', items: 'long' }], default: null },
+  { name: 'coarsened', type: { type: 'array', items: 'UnitSet' }, default: [] },
+  { name: 'contested', type: 'boolean', default: false },
+];
+
+const stateTypeV3 = avro.Type.forSchema({
   type: 'record',
   name: 'SessionStateV3',
   aliases: ['SessionStateV1', 'SessionStateV2'],
   namespace: 'io.compactionguard.state',
+  fields: stateFieldsV3,
+} as unknown as avro.Schema);
+
+const stateType = avro.Type.forSchema({
+  type: 'record',
+  name: 'SessionStateV4',
+  aliases: ['SessionStateV1', 'SessionStateV2', 'SessionStateV3'],
+  namespace: 'io.compactionguard.state',
   fields: [
-    ...stateFieldsV2,
-    { name: 'lastEventAt', type: ['null', 'long'], default: null },
-    /** F as [TURNS, TOKENS, MESSAGES], or null. */
-    { name: 'evidenceHead', type: ['null', { type: 'array', items: 'long' }], default: null },
-    { name: 'coarsened', type: { type: 'array', items: 'UnitSet' }, default: [] },
-    { name: 'contested', type: 'boolean', default: false },
+    ...stateFieldsV3,
+    /** E as [TURNS, TOKENS, MESSAGES], or null. */
+    { name: 'extent', type: ['null', { type: 'array', items: 'long' }], default: null },
   ],
 } as unknown as avro.Schema);
 
-/** Reads older bodies as format 3 (the new fields take their defaults). */
+/** Reads older bodies as format 4 (the new fields take their defaults). */
 const fromV1 = stateType.createResolver(stateTypeV1);
 const fromV2 = stateType.createResolver(stateTypeV2);
+const fromV3 = stateType.createResolver(stateTypeV3);
 
 function toDeltas(a: readonly number[]): number[] {
   const out = new Array<number>(a.length);
@@ -186,6 +203,15 @@ function perUnitIn(list: { unit: Unit; set: number[] }[]): PerUnit {
   const out: PerUnit = {};
   for (const x of list) out[x.unit] = fromDeltas(x.set) as IntervalSet;
   return out;
+}
+
+/** F or E as [TURNS, TOKENS, MESSAGES], or null. */
+function unitTriple(h: EvidenceHead | null): number[] | null {
+  return h === null ? null : [h.TURNS, h.TOKENS, h.MESSAGES];
+}
+
+function perUnitNumbers(t: number[] | null): EvidenceHead | null {
+  return t === null ? null : { TURNS: t[0]!, TOKENS: t[1]!, MESSAGES: t[2]! };
 }
 
 export function serializeState(s: SessionState): Buffer {
@@ -237,12 +263,10 @@ export function serializeState(s: SessionState): Buffer {
     closedAt: s.closedAt,
     outOfBandIds: s.outOfBandIds,
     lastEventAt: s.lastEventAt,
-    evidenceHead:
-      s.evidenceHead === null
-        ? null
-        : [s.evidenceHead.TURNS, s.evidenceHead.TOKENS, s.evidenceHead.MESSAGES],
+    evidenceHead: unitTriple(s.evidenceHead),
     coarsened: perUnitOut(s.coarsened),
     contested: s.contested,
+    extent: unitTriple(s.extent),
   });
   return Buffer.concat([Buffer.from([FORMAT_VERSION]), body]);
 }
@@ -253,11 +277,13 @@ export function deserializeState(buf: Buffer): SessionState {
   const resolver =
     format === FORMAT_VERSION
       ? undefined
-      : format === FORMAT_V2
-        ? fromV2
-        : format === FORMAT_V1
-          ? fromV1
-          : null;
+      : format === FORMAT_V3
+        ? fromV3
+        : format === FORMAT_V2
+          ? fromV2
+          : format === FORMAT_V1
+            ? fromV1
+            : null;
   if (resolver === null) {
     throw new Error(`unsupported session state format ${format === null ? '(empty)' : format}`);
   }
@@ -316,10 +342,8 @@ export function deserializeState(buf: Buffer): SessionState {
       epoch: v.epoch,
     })),
     lastEventAt: r.lastEventAt,
-    evidenceHead:
-      r.evidenceHead === null
-        ? null
-        : { TURNS: r.evidenceHead[0], TOKENS: r.evidenceHead[1], MESSAGES: r.evidenceHead[2] },
+    evidenceHead: perUnitNumbers(r.evidenceHead),
+    extent: perUnitNumbers(r.extent),
     coarsened: perUnitIn(r.coarsened),
     contested: r.contested,
   };

@@ -112,8 +112,9 @@ export interface SessionState {
   /** Stored verdicts, least recently requested first, at most 16. */
   verdicts: StoredVerdict[];
   /**
-   * The greatest occurredAt of the session's accepted events (contract §4, rev 11), null before
-   * the first: the idle period is measured from it, and a signature must not expire before it.
+   * The greatest occurredAt of the events that advanced the session (contract §4, rev 12), null
+   * before the first: the idle period is measured from it, and a signature must not expire
+   * before it. Only the session's own next seq or an authorized out-of-band event moves it.
    */
   lastEventAt: number | null;
   /**
@@ -121,6 +122,13 @@ export interface SessionState {
    * unknown state that replaces it; null when none. Discarded when a policy arrives.
    */
   evidenceHead: EvidenceHead | null;
+  /**
+   * E, the extent of an unknown session (contract §4, rev 12): per unit, the greatest position
+   * events that advanced it told of; null while none did. Its spills and acknowledgements are
+   * clipped to [0, max(E, F)): a spill covers only positions known to exist. Unused once a
+   * policy arrives.
+   */
+  extent: EvidenceHead | null;
   /** K (contract §4a): positions a coarsening changed; in U with a policy, per unit without. */
   coarsened: PerUnit;
   /** A SessionOpened arrived in conflict (contract §4): only a drop clears it. */
@@ -165,6 +173,7 @@ export function emptyState(): SessionState {
     verdicts: [],
     lastEventAt: null,
     evidenceHead: null,
+    extent: null,
     coarsened: NO_SETS,
     contested: false,
   };
@@ -218,6 +227,7 @@ export function cloneState(s: SessionState): SessionState {
     verdicts: s.verdicts.slice(),
     lastEventAt: s.lastEventAt,
     evidenceHead: s.evidenceHead,
+    extent: s.extent,
     coarsened: s.coarsened,
     contested: s.contested,
   };

@@ -37,10 +37,11 @@ import {
 } from './sequence';
 import { type SessionState, emptyState } from './state';
 import { hash53 } from './hash';
-import { type TrustedKeyRing, isSignable } from './authority';
+import type { AuthorityFailure, TrustedKeyRing } from './authority';
 import { afterDrop } from './drop';
-import { authorized } from './authorize';
+import { authorityOf, reportUnauthorized } from './authorize';
 import { coarsenState } from './coarsen';
+import { raiseExtentBy } from './extent';
 
 export type EngineInput = ContextEvent | MalformedRequest;
 
@@ -58,7 +59,11 @@ export interface EngineOptions {
 }
 
 export interface StepResult {
-  state: SessionState;
+  /**
+   * The session's state after the event; undefined only when it had none and the event left
+   * none (an out-of-band event that failed the authority check, contract §4b, rev 12).
+   */
+  state: SessionState | undefined;
   outputs: readonly Output[];
   notes: readonly Note[];
 }
@@ -114,13 +119,35 @@ function requestIdOf(e: EngineInput): string | null {
 }
 
 /**
- * The grace and idle checks (contract §4), before anything else: whether the state is dropped
- * for this event. A dead-lettered record (an answered malformed request) never drops a state.
+ * The grace and idle checks (contract §4): whether an event at `occurredAt` finds the session
+ * past its SessionClosed's grace period or its idle period. Only an event that advances the
+ * session acts on it (it drops the state first).
  */
-function dropsState(s: SessionState, e: EngineInput, options: EngineOptions): boolean {
-  if (e.type === 'MalformedRequest') return false;
-  if (s.closedAt !== null && e.occurredAt - s.closedAt > options.graceMs) return true;
-  return s.lastEventAt !== null && e.occurredAt - s.lastEventAt > options.idleMs;
+function pastGraceOrIdle(s: SessionState, occurredAt: number, options: EngineOptions): boolean {
+  if (s.closedAt !== null && occurredAt - s.closedAt > options.graceMs) return true;
+  return s.lastEventAt !== null && occurredAt - s.lastEventAt > options.idleMs;
+}
+
+/**
+ * Does the event advance the session (contract §4, rev 12)? Decided once, on the state as it is
+ * before the event: in band at exactly its next seq, or out of band and not a redelivery; a
+ * signable event only when authorized; a SessionOpened with seq 0 also when the session is
+ * past its grace or idle period (a session id used again). A dead-lettered record (an answered
+ * malformed request) never does. Only such an event sets lastEventAt or drops a state, so a
+ * record at a gap seq, in conflict or unsigned can neither drop a session nor make its signed
+ * events expire.
+ */
+function advancesSession(
+  s: SessionState | undefined,
+  e: EngineInput,
+  failure: AuthorityFailure | null,
+  options: EngineOptions,
+): boolean {
+  if (e.type === 'MalformedRequest' || failure !== null) return false;
+  if (e.seq === null) return s === undefined || !isOutOfBandRedelivery(s, hash53(e.eventId));
+  if (s === undefined) return e.seq === 0;
+  if (e.seq === s.lastSeq + 1) return true;
+  return e.type === 'SessionOpened' && e.seq === 0 && pastGraceOrIdle(s, e.occurredAt, options);
 }
 
 /**
@@ -140,7 +167,9 @@ export function evolveInPlace(
   ) {
     return { state: owned, outputs: NO_OUTPUTS, notes: NO_NOTES };
   }
-  const dropped = owned !== undefined && dropsState(owned, e, options);
+  const failure = authorityOf(owned, e, options.trustedKeys);
+  const advances = advancesSession(owned, e, failure, options);
+  const dropped = advances && owned !== undefined && pastGraceOrIdle(owned, e.occurredAt!, options);
   const s = owned === undefined ? emptyState() : dropped ? afterDrop(owned) : owned;
 
   const out = new Collector(e.sessionId, e.seq, e.occurredAt ?? decidedAt, requestIdOf(e));
@@ -152,19 +181,29 @@ export function evolveInPlace(
   const admission =
     seq === null ? admitOutOfBand(s, e as OutOfBandEvent) : admitInBand(s, e, seq, out);
   if (admission === 'duplicate') return { state: s, outputs: [], notes: ['duplicate'] };
-  let accepted = true;
-  if (admission === 'apply') {
-    accepted = applyEvent(s, e, stampsFor(e, decidedAt, options), options, out);
-    // An unauthorized out-of-band event leaves the window as it was (step 0 undone, §4b), so
-    // unsigned junk cannot push a signed event out of it.
-    if (!accepted && seq === null) s.outOfBandIds = outOfBandIds;
+  if (admission === 'apply' && failure !== null) {
+    // Checked where step 3 would apply it (§4b): reported, not applied.
+    reportUnauthorized(e as OutOfBandEvent, failure, out);
+    if (seq === null) {
+      // Step 0 undone, so unsigned junk cannot push a signed event out of the window; and it
+      // leaves no state behind (rev 12): for a session that had none, nothing is created.
+      s.outOfBandIds = outOfBandIds;
+      if (owned === undefined)
+        return { state: undefined, outputs: out.outputs(), notes: out.notes };
+    }
+  } else if (admission === 'apply') {
+    if (advances && s.unit === null) raiseExtentBy(s, e);
+    applyEvent(s, e, stampsFor(e, decidedAt, options), advances, out);
   }
   coarsenState(s, out);
-  if (accepted && e.type !== 'MalformedRequest') noteEventTime(s, e.occurredAt);
+  if (advances) noteEventTime(s, e.occurredAt!);
   return { state: s, outputs: out.outputs(), notes: out.notes };
 }
 
-/** lastEventAt := the greatest occurredAt accepted (contract §4), as the last thing an event does. */
+/**
+ * lastEventAt := max(lastEventAt, occurredAt) for an event that advanced the session (contract
+ * §4), as the last thing it does.
+ */
 function noteEventTime(s: SessionState, occurredAt: number): void {
   if (s.lastEventAt === null || occurredAt > s.lastEventAt) s.lastEventAt = occurredAt;
 }
@@ -215,24 +254,14 @@ function admitInBand(s: SessionState, e: EngineInput, seq: number, out: Collecto
   return 'apply';
 }
 
-/**
- * Step 3; false when a signable event failed the authority check (§4b): it is then not applied
- * and does not count for lastEventAt.
- */
+/** Step 3, for an event that passed the authority check (or needs none). */
 function applyEvent(
   s: SessionState,
   e: EngineInput,
   stamps: ReturnType<typeof stampsFor>,
-  options: EngineOptions,
+  advances: boolean,
   out: Collector,
-): boolean {
-  if (
-    options.trustedKeys !== null &&
-    isSignable(e) &&
-    !authorized(s, e, options.trustedKeys, out)
-  ) {
-    return false;
-  }
+): void {
   switch (e.type) {
     case 'SessionOpened':
       applySessionOpened(s, e, out);
@@ -262,8 +291,9 @@ function applyEvent(
       applyLossAcknowledged(s, e, out);
       break;
     case 'SessionClosed':
-      s.closedAt = e.occurredAt;
+      // Only when it advances the session (rev 12): a SessionClosed at a gap seq can neither
+      // hasten nor put off the grace drop.
+      if (advances) s.closedAt = e.occurredAt;
       break;
   }
-  return true;
 }

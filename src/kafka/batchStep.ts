@@ -315,7 +315,10 @@ export class BatchPlanner {
       if (capacity !== undefined) this.reserved++;
     }
     const failure = this.stepHeld(input, decoded, isNew);
-    if (failure !== null && isNew && this.ctx.capacity !== undefined) {
+    // A failed step, or one that left no state (an unauthorized out-of-band event of a session
+    // not held, contract §4b), takes no place under the cap.
+    const leftNone = failure === null && isNew && !this.holds(id);
+    if ((failure !== null || leftNone) && isNew && this.ctx.capacity !== undefined) {
       this.ctx.capacity.release(1);
       this.reserved--;
     }
@@ -339,11 +342,15 @@ export class BatchPlanner {
     if (!('state' in result)) return result;
     const placed = this.placeOutputs(result.outputs);
     if (!Array.isArray(placed)) return placed;
-    if (this.lessons.careful.has(id)) {
+    if (this.lessons.careful.has(id) && result.state !== undefined) {
       const unfit = this.changelogFailure(id, result.state);
       if (unfit !== null) return unfit;
     }
-    this.overlay.set(id, result.state);
+    // A session not held that starts blind (refused at capacity before) is a state the engine
+    // was handed, not one it had: an unauthorized out-of-band event creates it no more than
+    // one with no state at all (contract §4b, rev 12).
+    const keep = !(isNew && input.seq === null && result.notes.includes('unauthorized'));
+    if (result.state !== undefined && keep) this.overlay.set(id, result.state);
     this.tally.add(decoded ? input.type : 'MalformedRequest', result.notes);
     this.deliver(result.outputs, placed);
     return null;

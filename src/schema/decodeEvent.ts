@@ -294,7 +294,7 @@ function salvageRequest(
   object: Record<string, unknown>,
   error: DecodeError,
 ): MalformedRequest | undefined {
-  const { type, sessionId, seq, requestId, occurredAt } = object;
+  const { type, sessionId, seq, requestId, eventId, occurredAt } = object;
   if (type !== 'CompactionRequested') return undefined;
   // Only identity within the bounds is answered (§3): a 540 KB requestId copied into a verdict
   // would make the verdict itself too large to write.
@@ -305,6 +305,8 @@ function salvageRequest(
     sessionId,
     seq,
     requestId,
+    // Named in the answer (rev 12) when it decodes: a string within the identifier bound.
+    eventId: isBoundedId(eventId) ? eventId : null,
     occurredAt: isNonNegativeSafeInteger(occurredAt) ? occurredAt : null,
     error: error.message,
   };

@@ -174,7 +174,7 @@ export class Pipeline {
     let outputs: readonly Output[] = [];
     if (input !== null) {
       const sessionId = input.sessionId;
-      let state: SessionState;
+      let state: SessionState | undefined;
       try {
         const result = evolveInPlace(
           this.states.get(sessionId),
@@ -187,8 +187,8 @@ export class Pipeline {
       } catch (e) {
         return fail('crash', 'engine', `${input.type}: ${describe(e)}`);
       }
-      this.states.set(sessionId, state);
-      const over = setOverLimit(state);
+      if (state !== undefined) this.states.set(sessionId, state);
+      const over = state === undefined ? null : setOverLimit(state);
       if (over !== null) fail('fragments', 'engine', over);
       for (const o of outputs) {
         let value: Buffer;
@@ -201,7 +201,8 @@ export class Pipeline {
         if (bytes > OUTPUT_BOUND) fail('oversize', o.record, `${bytes} bytes`);
         largest = Math.max(largest, bytes);
       }
-      largest = Math.max(largest, this.changelogBytes(sessionId, state, fail));
+      if (state !== undefined)
+        largest = Math.max(largest, this.changelogBytes(sessionId, state, fail));
     }
     const ms = performance.now() - started;
     if (ms > RECORD_TIME_LIMIT_MS) fail('hang', 'record', `${Math.round(ms)} ms`);

@@ -22,7 +22,7 @@ import type { Role, Unit } from '../../src/engine/events';
 import { Rng } from '../../src/sim/prng';
 import { until } from '../support/until';
 import pino from 'pino';
-import { kafka, readTopics, decodeOutput, testConfig } from './pipeline';
+import { type Consumed, kafka, readTopics, decodeOutput, produceRaw, testConfig } from './pipeline';
 import {
   type Stack,
   type TestKeys,
@@ -226,8 +226,12 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
       signingKey: keys.spillService.key,
       store: new FileSpillStore(dir),
       groupId: `workers-${s.config.groupId}`,
+      // One piece per turn held, placed at its turn (the sessions here count in TURNS).
       source: (r) =>
-        (transcripts.get(r.sessionId) ?? []).slice(r.range.start, r.range.end).join('\n'),
+        transcripts.get(r.sessionId)?.map((line, turn) => ({
+          positions: { TURNS: { start: turn, end: turn + 1 } },
+          content: line,
+        })) ?? null,
     });
     await worker.start();
     try {
@@ -267,6 +271,7 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
     const groupId = `workers-retry-${s.config.groupId}`;
     const session = s.client.session(`unanswered-${s.config.groupId}`);
     const spilled: string[] = [];
+    let written = Buffer.alloc(0);
     // Silent: kafkajs logs every failed attempt of the first worker at error.
     let first: GuardClient | null = await clientFor(s.config, {
       signingKey: null,
@@ -275,16 +280,18 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
     const failing = new SpillWorker(first, {
       signingKey: keys.spillService.key,
       groupId,
-      source: () => 'turns',
+      source: (r) => [{ positions: { TURNS: r.range }, content: 'turns' }],
       store: {
         // The write works, then the worker's client goes away: its SpillCompleted cannot be sent.
-        write: async () => {
+        write: async (w) => {
+          written = Buffer.from(w.content);
           await first?.close();
           first = null;
           spilled.push('first');
           return 'file:///lost#sha256=' + '0'.repeat(64);
         },
-        read: () => Promise.reject(new Error('unused')),
+        // The read-back finds what was written: the answer fails only in the sending.
+        read: () => Promise.resolve(written),
       },
     });
     await failing.start();
@@ -312,7 +319,9 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
       signingKey: keys.spillService.key,
       groupId,
       store: new FileSpillStore(dir),
-      source: (r) => `turns ${r.range.start}-${r.range.end}`,
+      source: (r) => [
+        { positions: { TURNS: r.range }, content: `turns ${r.range.start}-${r.range.end}` },
+      ],
     });
     await second.start();
     try {
@@ -410,6 +419,54 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
     expect(verdict).toMatchObject({ decision: 'APPROVE', basis: 'LOSS_ACKNOWLEDGED' });
     const view = await viewUntil(s, session.sessionId, (v) => v.lastSeq === session.seq - 1);
     expect(view).toMatchObject({ gapHead: null });
+  });
+
+  it("a forged request under the victim's seq and requestId gets its own verdict (APPROVE); the client takes only the verdict naming its own eventId (REFUSE)", async () => {
+    const session = s.client.session(`forged-${s.config.groupId}`);
+    await session.open(policy('TURNS', 2));
+    for (let t = 0; t < 10; t++) await session.appendTurn({ role: 'USER', tokens: 10 });
+    const seq = session.seq;
+    const victimEventId = `victim-${s.config.groupId}`;
+    // The client's wait, registered as a request of its own registers it before sending.
+    const mine = s.client.expectVerdict(session.sessionId, 'c', victimEventId);
+    const request = (eventId: string, tailStart: number) => ({
+      key: session.sessionId,
+      value: JSON.stringify({
+        type: 'CompactionRequested',
+        sessionId: session.sessionId,
+        seq,
+        eventId,
+        occurredAt: Date.now(),
+        requestId: 'c',
+        unit: 'TURNS',
+        summaryInput: { start: 0, end: tailStart },
+        tailStart,
+      }),
+    });
+    // The forger's record comes first at the seq (decided on the honest state: a summary of
+    // [0,8) with the floor kept approves); the victim's own at the same seq is then a conflict.
+    await produceRaw(s.config, [request('forged', 8), request(victimEventId, 8)]);
+    const verdict = await mine;
+    expect(verdict).toMatchObject({
+      requestId: 'c',
+      inputSeq: seq,
+      requestEventId: victimEventId,
+      decision: 'REFUSE',
+    });
+    // Both verdicts are on the topic under the same session, requestId and inputSeq: matching by
+    // those (as the client did before rev 12) could have taken the forger's APPROVE.
+    const ofC = (rs: Consumed[]) =>
+      rs
+        .filter((r) => r.key === session.sessionId)
+        .map((r) => decodeOutput(s.config, r))
+        .flatMap((v) => (v.record === 'verdict' && v.requestId === 'c' ? [v] : []));
+    const verdicts = ofC(
+      await readTopics([s.config.verdictTopic], (rs) => ofC(rs).length >= 2, 30_000),
+    );
+    expect(verdicts.map((v) => [v.requestEventId, v.inputSeq, v.decision])).toEqual([
+      ['forged', seq, 'APPROVE'],
+      [victimEventId, seq, 'REFUSE'],
+    ]);
   });
 
   it("format 'json': events as JSON records are decided the same (APPROVE at the same positions)", async () => {

@@ -7,7 +7,9 @@
  *   `inputSeq` became nullable;
  * - contract rev 11 (test/fixtures/schemas-rev10/ before it): the optional `signature` (null
  *   default) on the same three events (§4b), and the audit codes UNAUTHORIZED_EVENT and
- *   STATE_COARSENED.
+ *   STATE_COARSENED;
+ * - contract rev 12 (test/fixtures/schemas-rev11/ before it): the nullable `requestEventId` (null
+ *   default) on the verdict and the spill request (§6).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -17,6 +19,7 @@ import { serviceEnv } from './env';
 
 const FIXTURES = path.resolve(__dirname, '../fixtures/schemas-rev9');
 const REV10 = path.resolve(__dirname, '../fixtures/schemas-rev10');
+const REV11 = path.resolve(__dirname, '../fixtures/schemas-rev11');
 const HEADERS = { 'Content-Type': 'application/vnd.schemaregistry.v1+json' };
 
 async function call(url: string, method: string, body?: unknown): Promise<Record<string, unknown>> {
@@ -138,5 +141,55 @@ describe('rev 11 schema evolution against the real registry (BACKWARD)', () => {
       reader.fromBuffer(bytes, reader.createResolver(writer)) as Record<string, unknown>
     )[branch];
     expect(read).toMatchObject({ ...old, signature: null });
+  });
+});
+
+const rev11Verdict = readFileSync(path.join(REV11, 'verdict.avsc'), 'utf8');
+const rev11SpillRequest = readFileSync(path.join(REV11, 'spill-request.avsc'), 'utf8');
+
+describe('rev 12 schema evolution against the real registry (BACKWARD)', () => {
+  test('the verdict with a nullable requestEventId is accepted after the rev 11 verdict', async () => {
+    const r = await compatibleAfter(rev11Verdict, rawSchemas.verdict, 'verdict-rev12');
+    expect(r).toMatchObject({ compatible: true, registered: true });
+    expect(r.next).not.toBe(r.old);
+  });
+
+  test('the spill request with a nullable requestEventId is accepted after the rev 11 spill request', async () => {
+    const r = await compatibleAfter(rev11SpillRequest, rawSchemas.spillRequest, 'spill-rev12');
+    expect(r).toMatchObject({ compatible: true, registered: true });
+    expect(r.next).not.toBe(r.old);
+  });
+
+  test('the check can fail: a requestEventId with no default is refused after the rev 11 verdict', async () => {
+    const broken = JSON.parse(rawSchemas.verdict) as {
+      fields: { name: string; type: unknown; default?: unknown }[];
+    };
+    const field = broken.fields.find((f) => f.name === 'requestEventId')!;
+    field.type = 'string';
+    delete field.default;
+    const r = await compatibleAfter(rev11Verdict, JSON.stringify(broken), 'verdict-broken');
+    expect(r).toMatchObject({ compatible: false, registered: false });
+  });
+
+  test('a verdict written with the rev 11 schema reads with the new one with requestEventId null', () => {
+    const writer = Type.forSchema(JSON.parse(rev11Verdict) as never);
+    const reader = Type.forSchema(JSON.parse(rawSchemas.verdict) as never);
+    const old = {
+      sessionId: 's-1',
+      requestId: 'r-1',
+      decision: 'APPROVE',
+      basis: 'INVARIANT_HOLDS',
+      action: 'NONE',
+      reasons: [],
+      rulesChecked: ['UNKNOWN_SESSION'],
+      diagnostic: null,
+      spillRequestId: null,
+      inputSeq: 3,
+      requestedAt: 5,
+      decidedAt: 6,
+      engineVersion: 'compaction-guard-engine/2.0.0',
+    };
+    const read = reader.fromBuffer(writer.toBuffer(old), reader.createResolver(writer));
+    expect(read).toMatchObject({ ...old, requestEventId: null });
   });
 });

@@ -824,6 +824,7 @@ export function buildStream(
           sessionId,
           seq: b.nextSeq,
           requestId: `m${n++}`,
+          eventId: `m${n}-event`,
           occurredAt: c.nullTime ? null : ctx.clock ? (clock += 1000) : T0 + b.nextSeq,
           error: 'summaryInput.end: negative',
         };

@@ -7,7 +7,7 @@
  *   STATE_COARSENED names the sets (§4a), a diagnostic is null exactly on APPROVE;
  * - the state: every set, head, seq memory, flag and stamp of §4 (rev 11 included).
  */
-import { blindState, heads } from '../../src/engine/state';
+import { blindState, emptyState, heads } from '../../src/engine/state';
 import { rememberedIds } from '../../src/engine/sequence';
 import {
   ENGINE_VERSION,
@@ -236,7 +236,7 @@ export function differential(events: readonly EngineInput[], setup: DiffSetup = 
     const actual = r.outputs.map(fromEngine);
     sameOrExplain({ i, event: e, outputs: actual }, { i, event: e, outputs: comparable(expected) });
     checkTexts(r.outputs, expected);
-    const [engineState, modelState] = [engineView(r.state), modelView(model)];
+    const [engineState, modelState] = [engineView(r.state ?? emptyState()), modelView(model)];
     // Both views list their fields in one order, so plain JSON compares them.
     if (JSON.stringify(engineState) !== JSON.stringify(modelState))
       expect({ i, state: engineState }).toEqual({ i, state: modelState });

@@ -130,6 +130,7 @@ describe('at the session cap', () => {
           sessionId: 'm',
           seq: 3,
           requestId: 'bad',
+          eventId: null,
           occurredAt: 5,
           error: 'field "unit": expected one of …',
         },

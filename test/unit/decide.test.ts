@@ -189,14 +189,16 @@ describe('action of a REFUSE', () => {
 });
 
 describe('the spill request', () => {
-  it('has id <sessionId>:<requestId>:<inputSeq>, range [0,H′) in U, the verdict reasons and stamps', () => {
+  it('has id <sessionId>:<requestId>:<inputSeq>, the request eventId, range [0,H′) in U, the verdict reasons and stamps', () => {
     const b = seedIncident('inc-7');
     const req = b.last;
     const { v, spill } = lastOf(b);
+    expect(v.requestEventId).toBe(req.eventId);
     expect(spill).toEqual({
       spillRequestId: `inc-7:compact-1:${req.seq}`,
       sessionId: 'inc-7',
       requestId: 'compact-1',
+      requestEventId: req.eventId,
       unit: 'TURNS',
       range: { start: 0, end: 52 },
       holes: [{ unit: 'TURNS', start: 0, end: 8 }],

@@ -31,7 +31,7 @@ const SMALL = { graceMs: SMALL_GRACE_MS, idleMs: SMALL_IDLE_MS };
 function run(
   events: readonly EngineInput[],
   ring: TestRing,
-): { outputs: Output[]; state: SessionState }[] {
+): { outputs: Output[]; state: SessionState | undefined }[] {
   const options = engineOptions({ ...SMALL, trustedKeys: ring.engine });
   let s: SessionState | undefined;
   return events.map((e, i) => {
@@ -209,7 +209,7 @@ describe('authority (contract §4b): each kind of unauthorized event', () => {
           expect(audits.find((a) => a.code === 'UNAUTHORIZED_EVENT')!.message).toContain(
             FAILED[kind],
           );
-          expect(healingSets(atEvent.state)).toEqual(healingSets(before));
+          expect(healingSets(atEvent.state!)).toEqual(healingSets(before!));
           const next = verdicts(steps).at(-1)!;
           expect(next.decision).toBe('REFUSE');
           expect(next.action).toBe('SPILL');

@@ -116,7 +116,7 @@ function neverLooser(events: readonly EngineInput[]): number {
     );
     if (coarsening) coarsened++;
     // The sets where a request reads them, and at the end (every event would cost seconds).
-    if (verdict || i === events.length - 1) checkSets(s, model, i);
+    if (verdict || i === events.length - 1) checkSets(s!, model, i);
   });
   return coarsened;
 }

@@ -152,6 +152,7 @@ describe('a dead-lettered (answered malformed) request', () => {
       sessionId: SID,
       seq: b.nextSeq,
       requestId: 'bad',
+      eventId: 'bad-event',
       occurredAt: (before ?? 0) + IDLE + 5,
       error: 'field "unit": expected one of TURNS, TOKENS, MESSAGES',
     };
@@ -170,11 +171,14 @@ describe('lastEventAt', () => {
     expect(play(b.events, short).state.lastEventAt).toBe(latest);
   });
 
-  it('is checked before redeliveries: an old event re-sent stamped past the idle period drops the state', () => {
+  it('is not moved by a redelivery: an old event re-sent stamped past the idle period drops nothing (rev 12)', () => {
     const b = openSession(3);
+    const before = play(b.events, short).state.lastEventAt;
     const again = { ...b.last, occurredAt: b.last.occurredAt + IDLE + 1 };
     const p = play([...b.events, again], short);
-    expect(p.last.notes).toContain('state-dropped');
+    expect(p.last.notes).toEqual(['duplicate']);
+    expect(p.state.lastEventAt).toBe(before);
+    expect(p.state.policy).not.toBeNull();
   });
 });
 

@@ -340,7 +340,9 @@ describe('CompactionCommitted', () => {
     });
 
     it('an unknown session’s approved commit is audited, and only A1 changes', () => {
-      const b = new SessionBuilder('ghost').acknowledge('TURNS', 0, 3);
+      // Three turns tell the unknown session of TURNS [0,3) (its extent E), so the
+      // acknowledgement is placed whole.
+      const b = new SessionBuilder('ghost').turns(3).acknowledge('TURNS', 0, 3);
       b.request('r', 'TURNS', 0, 3, 3).commit('r', 'TURNS', 0, 3, 3);
       const p = play(b.events);
       expect(p.last.outputs).toEqual([]);
@@ -414,11 +416,26 @@ describe('SpillCompleted', () => {
     expect(pairs(p.state.spilled.TURNS)).toEqual([[0, 14]]);
   });
 
-  it('unknown session: the range as given, per unit', () => {
-    const b = new SessionBuilder('ghost').spilled('x', 'TOKENS', 0, 500);
-    b.spilled('y', 'MESSAGES', 2, 4);
+  it('unknown session: the range clipped to its extent E, per unit (rev 12)', () => {
+    // Two turns of 100 tokens and one message each: E = TOKENS 200, MESSAGES 2.
+    const b = new SessionBuilder('ghost').turns(2).spilled('x', 'TOKENS', 0, 500);
+    b.spilled('y', 'MESSAGES', 1, 4);
     const s = play(b.events).state;
-    expect(s.spilled).toEqual({ TOKENS: [0, 500], MESSAGES: [2, 4] });
+    expect(s.spilled).toEqual({ TOKENS: [0, 200], MESSAGES: [1, 2] });
+  });
+
+  it('unknown session told of nothing: a spill places nothing (a signed answer to a forged request cannot pre-heal)', () => {
+    const b = new SessionBuilder('ghost').spilled('x', 'TURNS', 0, 4_503_599_627_370_495);
+    const s = play(b.events).state;
+    expect(s.spilled).toEqual({ TURNS: [] });
+  });
+
+  it('unknown session: a request that advanced it extends E to max(summaryInput.end, tailStart)', () => {
+    const b = new SessionBuilder('ghost').request('r', 'TURNS', 0, 7, 9);
+    b.outOfBand().spilled(`ghost:r:0`, 'TURNS', 0, 50);
+    const s = play(b.events).state;
+    expect(s.extent).toEqual({ TURNS: 9, TOKENS: 0, MESSAGES: 0 });
+    expect(s.spilled).toEqual({ TURNS: [0, 9] });
   });
 
   it('in another unit: UNPLACEABLE_RANGE, otherwise ignored (P, pending and spill-failed unchanged)', () => {
@@ -617,9 +634,9 @@ describe('LossAcknowledged', () => {
     expect(play(pending.events).state.pendingSpill?.id).toBe(id);
   });
 
-  it('unknown sessions: only A1 applies, with the range as given; advisory emitted', () => {
-    const p = play(new SessionBuilder('ghost').acknowledge('MESSAGES', 0, 40).events);
-    expect(p.state.ackOnce).toEqual({ MESSAGES: [0, 40] });
+  it('unknown sessions: only A1 applies, clipped to the extent E (rev 12); advisory emitted', () => {
+    const p = play(new SessionBuilder('ghost').turns(3).acknowledge('MESSAGES', 0, 40).events);
+    expect(p.state.ackOnce).toEqual({ MESSAGES: [0, 3] });
     expect(p.state.ackPermanent).toEqual([]);
     expect(auditCodes(p.last.outputs)).toEqual(['LOSS_ACKNOWLEDGED']);
   });

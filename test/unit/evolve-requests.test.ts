@@ -3,7 +3,7 @@
  * and §3 malformed requests that are answered. Floor TURNS span 2, 10 turns of one unit each.
  * A processing clock distinct from occurredAt shows which stamps a repetition keeps.
  */
-import type { EngineInput, MalformedRequest, Policy } from '../../src/engine';
+import type { EngineInput, MalformedRequest, Output, Policy } from '../../src/engine';
 import { SessionBuilder } from '../support/sessionBuilder';
 import {
   auditCodes,
@@ -33,9 +33,25 @@ function lastTwo(events: readonly EngineInput[], requestId: string) {
   const idx = events
     .map((e, i) => ('requestId' in e && e.requestId === requestId ? i : -1))
     .filter((i) => i >= 0 && events[i]!.type === 'CompactionRequested');
-  const first = p.steps[idx[idx.length - 2]!]!;
-  const second = p.steps[idx[idx.length - 1]!]!;
+  const first = namedAndStripped(p.steps[idx[idx.length - 2]!]!, events[idx[idx.length - 2]!]!);
+  const second = namedAndStripped(p.steps[idx[idx.length - 1]!]!, events[idx[idx.length - 1]!]!);
   return { p, first, second };
+}
+
+/**
+ * Every verdict names the request just received (rev 12), a repetition answered from the store
+ * too: checked here, then left out, so the tests below compare what the store re-emits.
+ */
+function namedAndStripped<T extends { outputs: readonly Output[] }>(
+  step: T,
+  request: EngineInput,
+): T {
+  const outputs = step.outputs.map((o) => {
+    if (o.record !== 'verdict') return o;
+    expect(o.value.requestEventId).toBe((request as { eventId: string }).eventId);
+    return { ...o, value: { ...o.value, requestEventId: null } };
+  });
+  return { ...step, outputs };
 }
 
 describe('repeated requestId with the same unit and ranges', () => {
@@ -78,6 +94,7 @@ describe('repeated requestId with the same unit and ranges', () => {
       sessionId: SID,
       seq: b.nextSeq,
       requestId: 'bad',
+      eventId: 'bad-event',
       occurredAt: 1,
       error: 'x',
     };
@@ -210,6 +227,7 @@ describe('malformed CompactionRequested (contract §3): dead-lettered and answer
       sessionId,
       seq,
       requestId: 'bad',
+      eventId: 'bad-event',
       occurredAt,
       error: 'tailStart: expected a long',
     };
@@ -224,6 +242,7 @@ describe('malformed CompactionRequested (contract §3): dead-lettered and answer
     expect(v).toMatchObject({
       sessionId: SID,
       requestId: 'bad',
+      requestEventId: 'bad-event',
       decision: 'REFUSE',
       basis: null,
       action: 'HALT',

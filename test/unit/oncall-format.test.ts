@@ -17,6 +17,7 @@ const verdict: Verdict = {
   diagnostic: 'spill is DISABLED',
   spillRequestId: null,
   inputSeq: 35,
+  requestEventId: 'e-35',
   requestedAt: 0,
   decidedAt: 0,
   engineVersion: 'x',

@@ -124,12 +124,12 @@ describe('OwnedFleet', () => {
   it('takes a state handed over with set and continues it with later events', () => {
     const events = new SessionBuilder('x').open().turns(50).events;
     let state: SessionState | undefined;
-    for (const e of events.slice(0, 30)) state = evolve(state, e, 0, engineOptions()).state;
+    for (const e of events.slice(0, 30)) state = evolve(state, e, 0, engineOptions()).state!;
     const fleet = new OwnedFleet();
     fleet.set('x', state!);
     for (const e of events.slice(30)) fleet.process(e, 0);
     let expected = state!;
-    for (const e of events.slice(30)) expected = evolve(expected, e, 0, engineOptions()).state;
+    for (const e of events.slice(30)) expected = evolve(expected, e, 0, engineOptions()).state!;
     expect(withCanonicalRing(fleet.get('x')!)).toStrictEqual(withCanonicalRing(expected));
   });
 });
@@ -137,7 +137,7 @@ describe('OwnedFleet', () => {
 describe('TurnArena', () => {
   function opened(): { state: SessionState; builder: SessionBuilder } {
     const builder = new SessionBuilder('t').open();
-    const state = evolve(undefined, builder.last, 0, engineOptions()).state;
+    const state = evolve(undefined, builder.last, 0, engineOptions()).state!;
     return { state, builder };
   }
   const nextTurn = (b: SessionBuilder) => b.turn(100).last as TurnAppended;
@@ -152,7 +152,7 @@ describe('TurnArena', () => {
     for (let i = 0; i < 70; i++) {
       const turn = nextTurn(builder);
       expect(arena.appendInOrder(2, turn, IDLE_MS)).toBe(true);
-      expected = evolve(expected, turn, 0, engineOptions()).state;
+      expected = evolve(expected, turn, 0, engineOptions()).state!;
       if (i % 17 === 0 || i === 31) {
         const copy = { ...state, recent: [...state.recent] };
         arena.flush(2, copy);

@@ -541,7 +541,10 @@ describe('UNKNOWN_SESSION (no SessionOpened)', () => {
   });
 
   it('is healed by an acknowledgement of [0,t) (LOSS_ACKNOWLEDGED) until the next truncation', () => {
-    const b = unknown().acknowledge('TURNS', 0, 5).request('r', 'TURNS', 0, 5, 5);
+    // The first request tells the session of TURNS [0,5) (its extent E), so the
+    // acknowledgement is placed whole (rev 12).
+    const b = unknown().request('r0', 'TURNS', 0, 5, 5).acknowledge('TURNS', 0, 5);
+    b.request('r', 'TURNS', 0, 5, 5);
     expect(decideLast(b).v).toMatchObject({ decision: 'APPROVE', basis: 'LOSS_ACKNOWLEDGED' });
     b.truncate('TURNS', 0, 1).request('r2', 'TURNS', 0, 5, 5);
     expect(decideLast(b).v.decision).toBe('REFUSE');

@@ -16,6 +16,7 @@ describe('salvaging a malformed CompactionRequested', () => {
         sessionId: 'session-1',
         seq: 3,
         requestId: 'request-1',
+        eventId: 'event-3',
         occurredAt: 1_700_000_000_003,
         error: 'field "unit": expected one of TURNS, TOKENS, MESSAGES, got "LINES"',
       },

@@ -340,20 +340,6 @@ describe('SessionLedger: compaction requests and commits', () => {
     const { ledger } = given(...threeTurns(), committed(4, 'TURNS', 7));
     expect(ledger.snapshot().verbatimStart).toBe(3);
   });
-
-  it('a verdict may answer any send of the same requestId and ranges since the last other event', () => {
-    const { ledger } = given(
-      ...threeTurns(),
-      requested(4, 'r', 'TURNS', 2),
-      requested(5, 'r', 'TURNS', 2),
-    );
-    expect(ledger.verdictSeqs(requested(6, 'r', 'TURNS', 2))).toEqual([4, 5, 6]);
-    // Other ranges under the same requestId: a new request.
-    expect(ledger.verdictSeqs(requested(6, 'r', 'TURNS', 1))).toEqual([6]);
-    // Any other event in between: only the new send.
-    ledger.record(turn(6, 3, [20, 21], [4, 5]));
-    expect(ledger.verdictSeqs(requested(7, 'r', 'TURNS', 2))).toEqual([7]);
-  });
 });
 
 describe('SessionLedger: snapshot and resume', () => {

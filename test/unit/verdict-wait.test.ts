@@ -30,19 +30,19 @@ describe('VerdictWait', () => {
     const waiter = new VerdictWaiter(src.s, 's');
     const wait = waiter.begin('r', 1_000);
     wait.requireTime();
-    wait.register([3]);
+    wait.register('e3');
     const outcome = wait.outcome(Promise.resolve());
     src.expected.get('r')!(verdict);
     await expect(outcome).resolves.toBe(verdict);
     expect(src.forgotten).toEqual(['r']);
     // The requestId is free again: a retry may wait for its own verdict.
-    expect(() => waiter.begin('r', 1_000).register([4])).not.toThrow();
+    expect(() => waiter.begin('r', 1_000).register('e4')).not.toThrow();
   });
 
   it('no verdict in time: GuardTimeoutError with the session, request and timeout; the consumer forgets it', async () => {
     const src = source();
     const wait = new VerdictWaiter(src.s, 's').begin('r', 30);
-    wait.register([1]);
+    wait.register('e1');
     await expect(wait.outcome(Promise.resolve())).rejects.toMatchObject({
       name: 'GuardTimeoutError',
       sessionId: 's',
@@ -68,13 +68,13 @@ describe('VerdictWait', () => {
     const src = source();
     const waiter = new VerdictWaiter(src.s, 's');
     const first = waiter.begin('r', 1_000);
-    first.register([1]);
+    first.register('e1');
     const firstOutcome = first.outcome(Promise.resolve());
     const second = waiter.begin('r', 1_000);
-    expect(() => second.register([2])).toThrow(GuardUsageError);
+    expect(() => second.register('e2')).toThrow(GuardUsageError);
     await expect(second.outcome(Promise.reject(new Error('not sent')))).rejects.toThrow('not sent');
     // The refused second wait did not release the first one's requestId.
-    expect(() => waiter.begin('r', 1_000).register([3])).toThrow(GuardUsageError);
+    expect(() => waiter.begin('r', 1_000).register('e3')).toThrow(GuardUsageError);
     src.expected.get('r')!(verdict);
     await expect(firstOutcome).resolves.toBe(verdict);
   });
@@ -82,7 +82,7 @@ describe('VerdictWait', () => {
   it("a send that fails is the request's outcome, and the consumer stops waiting", async () => {
     const src = source();
     const wait = new VerdictWaiter(src.s, 's').begin('r', 1_000);
-    wait.register([1]);
+    wait.register('e1');
     await expect(wait.outcome(Promise.reject(new Error('send failed')))).rejects.toThrow(
       'send failed',
     );

@@ -42,6 +42,7 @@ describe('SchemaReaders', () => {
     diagnostic: null,
     spillRequestId: null,
     inputSeq: 3,
+    requestEventId: null,
     requestedAt: null,
     decidedAt: 10,
     engineVersion: '2.0.0',

@@ -7,16 +7,9 @@
  * It owns the sequence (contract §3: seq 0 for SessionOpened, then +1 per event), the
  * positions (contract §2: the caller gives each turn's size, each turn starts where the
  * previous ended, in all three units), the events not yet acknowledged (a resume sends them
- * again under the same seq and eventId), and the seqs a verdict may answer.
+ * again under the same seq and eventId).
  */
-import type {
-  CompactionRequested,
-  ContextEvent,
-  Policy,
-  Span,
-  TruncationReason,
-  Unit,
-} from '../../engine/events';
+import type { ContextEvent, Policy, Span, TruncationReason, Unit } from '../../engine/events';
 import {
   type EventBody,
   compactionCommitted,
@@ -53,10 +46,6 @@ export type SessionCommand =
   | { type: 'close' };
 
 /** A requestId's sends since the last event that was not a request, with the ranges they asked. */
-interface Attempts {
-  ranges: string;
-  seqs: number[];
-}
 
 export class SessionLedger {
   private nextSeq = 0;
@@ -67,7 +56,6 @@ export class SessionLedger {
   private messageEnds: number[] = [];
   private unacknowledged: ContextEvent[] = [];
   private latest: number | null = null;
-  private readonly attempts = new Map<string, Attempts>();
 
   private constructor(readonly sessionId: string) {}
 
@@ -243,25 +231,8 @@ export class SessionLedger {
     return inBand(body, { sessionId: this.sessionId, seq: this.nextSeq, ...id });
   }
 
-  /**
-   * The inputSeqs a verdict for this request may carry: its own, and those of the earlier sends
-   * of its requestId with the same ranges since the last event that was not a request (a
-   * repeated requestId may be answered with the stored verdict of an earlier send, contract §5).
-   */
-  verdictSeqs(request: CompactionRequested): number[] {
-    const previous = this.attempts.get(request.requestId);
-    const ranges = rangesOf(request);
-    return previous?.ranges === ranges ? [...previous.seqs, request.seq] : [request.seq];
-  }
-
   /** An in-band event was handed over for sending: the sequence and the positions move on. */
   record(event: ContextEvent): void {
-    if (event.type === 'CompactionRequested')
-      this.attempts.set(event.requestId, {
-        ranges: rangesOf(event),
-        seqs: this.verdictSeqs(event),
-      });
-    else this.attempts.clear();
     switch (event.type) {
       case 'SessionOpened':
         this.openPolicy = event.policy;
@@ -340,10 +311,6 @@ export class SessionLedger {
         `${tailStart} is below the verbatim start ${this.verbatimStart} (${unit}): those positions were compacted already`,
       );
   }
-}
-
-function rangesOf(r: CompactionRequested): string {
-  return JSON.stringify([r.unit, r.summaryInput, r.tailStart]);
 }
 
 /** A range in a unit, not bounded by the head (a spill or a write-off may reach past it). */

@@ -10,8 +10,8 @@ import { GuardTimeoutError, GuardUsageError } from '../errors';
 
 /** The client's shared verdict consumer, as a session uses it. */
 export interface VerdictSource {
-  /** Registers interest in a verdict before its request is sent. */
-  expectVerdict(sessionId: string, requestId: string, seqs: readonly number[]): Promise<Verdict>;
+  /** Registers interest in the verdict of the request `eventId` before it is sent. */
+  expectVerdict(sessionId: string, requestId: string, eventId: string): Promise<Verdict>;
   forgetVerdict(sessionId: string, requestId: string): void;
 }
 
@@ -55,16 +55,16 @@ export class VerdictWait {
   }
 
   /**
-   * The request is about to be sent: listen for its verdict, one of `seqs`. The same requestId
-   * waiting twice at once is bad use (the second would take the first one's verdict).
+   * The request `eventId` is about to be sent: listen for its verdict, the one that names it
+   * (requestEventId). The same requestId waiting twice at once is bad use.
    */
-  register(seqs: readonly number[]): void {
+  register(eventId: string): void {
     if (this.waiting.has(this.requestId))
       throw new GuardUsageError(
         'requestId',
         `${JSON.stringify(this.requestId)} is already waiting for its verdict`,
       );
-    const verdict = this.source.expectVerdict(this.sessionId, this.requestId, seqs);
+    const verdict = this.source.expectVerdict(this.sessionId, this.requestId, eventId);
     // Awaited in `outcome` once the request is acknowledged; a close() of the client may reject
     // it before that, and that rejection reaches the caller there.
     verdict.catch(() => undefined);

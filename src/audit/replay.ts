@@ -64,10 +64,15 @@ function wholeCharacters(head: Buffer): number {
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-/** A line longer than the limit, as the line splitter keeps it (src/cli/audit.ts). */
-export interface OverlongLineSeen {
+/**
+ * A line longer than the limit (the input topic's `max.message.bytes`) as the line splitter
+ * keeps it (src/cli/audit.ts): never held whole, only its length and sha256 (of its bytes
+ * without the `\r` before its `\n`) and a copy of its first bytes (decisions 156).
+ */
+export interface OverlongLine {
   length: number;
   sha256: string;
+  /** Its first `MAX_SHOWN_LINE_BYTES` bytes. */
   head: Buffer;
 }
 
@@ -118,7 +123,7 @@ export class Replay {
    * it as one record, so it is a dead letter (TOO_LONG) whatever it holds, never decoded
    * (decisions 156).
    */
-  overlong(line: OverlongLineSeen, lineNumber: number, limit: number): AuditLineRecord[] {
+  overlong(line: OverlongLine, lineNumber: number, limit: number): AuditLineRecord[] {
     const dead: DeadLetterRecord = {
       record: 'dead-letter',
       lineNumber,

@@ -8,7 +8,7 @@ import { open } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import {
   MAX_SHOWN_LINE_BYTES,
-  type OverlongLineSeen,
+  type OverlongLine,
   Replay,
   type AuditLineRecord,
 } from '../audit/replay';
@@ -77,15 +77,7 @@ const NEWLINE = 0x0a;
 const CR = 0x0d;
 const CR_BYTE = Buffer.from([CR]);
 
-/**
- * A line longer than the limit (the input topic's `max.message.bytes`): never held whole, only
- * its length and sha256 (of its bytes without the `\r` before its `\n`) and its first bytes, for
- * the dead letter that shows it cut (decisions 156).
- */
-export interface OverlongLine extends OverlongLineSeen {
-  /** Its first `MAX_SHOWN_LINE_BYTES` bytes (copied: no chunk of the input is kept). */
-  head: Buffer;
-}
+export type { OverlongLine };
 
 /** A line of the input: its bytes, or, when it is longer than the limit, what is kept of it. */
 export type InputLine = Buffer | OverlongLine;

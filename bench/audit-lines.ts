@@ -2,7 +2,8 @@
  * `audit` on long lines and on many short ones (docs/decisions.md 156), before and after, in the
  * same run: the `runAudit` of this checkout against the one of an earlier commit (`--before
  * REF`, required; d583018 is the commit before decision 156), whose src/ is extracted
- * with `git archive` into bench/results/before-REF/ (ignored by git) and imported from there.
+ * with `git archive` into bench/results/before-REF/ (ignored by git; removed at the end) and
+ * imported from there.
  *
  * Inputs, each written to a temporary file and read through a file stream as the CLI reads it:
  *   line-5mb, line-10mb, line-20mb   one JSON line of that size (a CompactionRequested whose
@@ -136,8 +137,9 @@ function timed(src: string, file: string): { seconds: number; out: number } {
 async function main(): Promise<void> {
   if (before === undefined)
     throw new Error('--before REF is required (the commit to compare with)');
+  const beforeDir = extractBefore(before!);
   const sides: Record<string, string> = {
-    before: path.join(extractBefore(before!), 'src'),
+    before: path.join(beforeDir, 'src'),
     after: path.join(ROOT, 'src'),
   };
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'cg-audit-lines-'));
@@ -179,6 +181,8 @@ async function main(): Promise<void> {
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
+    // Not left for `npm run typecheck`, which reads bench/.
+    rmSync(beforeDir, { recursive: true, force: true });
   }
   process.stdout.write(
     JSON.stringify(

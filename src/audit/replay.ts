@@ -18,9 +18,12 @@ export interface DeadLetterRecord {
   error: string;
   /** The line as text, or its first `MAX_SHOWN_LINE_BYTES` bytes when it is longer. */
   line: string;
-  /** Only when `line` is cut: the whole line's length in bytes (without a `\r` before its `\n`). */
+  /**
+   * Only when `line` is cut, and on every TOO_LONG line: the whole line's length in bytes
+   * (without a `\r` before its `\n`).
+   */
   lineBytes?: number;
-  /** Only when `line` is cut: the sha256 of the whole line's bytes, in hex. */
+  /** With `lineBytes`: the sha256 of the whole line's bytes, in hex. */
   lineSha256?: string;
 }
 

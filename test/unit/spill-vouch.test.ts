@@ -3,7 +3,7 @@
  * and read back, position by position, from the request's start. `vouchedRange` is the rule;
  * `storeVouched` writes, reads back and applies it; the SpillWorker and the client's own spill
  * loop both answer with what it returns (a forged request over [0, 2^52 − 1) for 36 stored
- * bytes was signed whole before: issue 28, item 3).
+ * bytes was signed whole before).
  */
 import fc from 'fast-check';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';

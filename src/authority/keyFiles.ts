@@ -4,10 +4,11 @@
  * 0600, never overwritten), the public entry file, and a ring file that entries are added to.
  */
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { AUTHORITY_ROLES, type AuthorityRole } from '../engine/authority';
 import { ConfigError } from '../config/settings';
+import { createKeyFile, isMissing, readKeyFile, replaceKeyFile } from './keyFileAccess';
 import { parseKeyRing, type RingEntry, type RingFile } from './ring';
 import { type SigningKey, publicKeyOf, signingKeyText } from './signing';
 
@@ -61,16 +62,18 @@ export function newKey(name: string, roles: readonly AuthorityRole[]): NewKey {
   };
 }
 
-/** The ring as its file holds it (entries as written), or an empty one when `file` does not exist. */
+/**
+ * The ring as its file holds it (entries as written), or an empty one when `file` does not
+ * exist. A ring that is not this user's (or root's), or that others can write, is refused
+ * (src/authority/keyFileAccess.ts): a key added to it would be trusted by a ring anyone may edit.
+ */
 export function readRingFile(file: string): RingFile {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readKeyFile(file, 'trusted key ring');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { keys: [] };
-    throw new ConfigError(
-      `trusted key ring ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
-    );
+    if (isMissing(e)) return { keys: [] };
+    throw e;
   }
   parseKeyRing(text, file); // a ring that does not read is not added to
   return JSON.parse(text) as RingFile;
@@ -89,11 +92,13 @@ export function ringConflict(ring: RingFile, entry: RingEntry, file: string): st
   return null;
 }
 
-/** Writes `text` to `file` through a temp file and a rename: a reader sees the old file or the new one. */
+/**
+ * Writes `text` to `file` through a temporary file of a random name, created exclusively without
+ * following a link, synced, then renamed: a reader sees the old file or the new one, and nothing
+ * planted at a guessable name is written through (src/authority/keyFileAccess.ts).
+ */
 export function writeAtomically(file: string, text: string, mode: number): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, text, { mode, flag: 'w' });
-  renameSync(tmp, file);
+  replaceKeyFile(file, text, mode);
 }
 
 /** Adds `entry` to the ring file (created if absent). Throws ConfigError on a conflict. */
@@ -129,7 +134,7 @@ export function writeKeyFiles(dir: string, k: NewKey): KeyFiles {
       throw new ConfigError(`${file} already exists: choose another --name or --out`);
   const create = (file: string, text: string, mode: number) => {
     try {
-      writeFileSync(file, text, { mode, flag: 'wx' });
+      createKeyFile(file, text, mode);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST')
         throw new ConfigError(`${file} already exists: choose another --name or --out`);

@@ -5,7 +5,6 @@
  * accept nothing, and a ring read as "no ring" would accept everything unsigned).
  */
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import {
   AUTHORITY_ROLES,
   type AuthorityRole,
@@ -13,6 +12,7 @@ import {
   type TrustedKeyRing,
 } from '../engine/authority';
 import { ConfigError } from '../config/settings';
+import { readKeyFile } from './keyFileAccess';
 
 /** One entry of the ring file, as written by `compaction-guard keys new`. */
 export interface RingEntry {
@@ -115,13 +115,10 @@ export function parseKeyRing(text: string, source = 'file'): TrustedKeyRing {
   return ring;
 }
 
-/** Reads and parses a ring file. Throws ConfigError (unreadable file included). */
+/**
+ * Reads and parses a ring file. Throws ConfigError (unreadable file included, and one that is
+ * not this user's or root's or that others can write: src/authority/keyFileAccess.ts).
+ */
 export function loadKeyRing(path: string): TrustedKeyRing {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    fail(path, `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
-  return parseKeyRing(text, path);
+  return parseKeyRing(readKeyFile(path, 'trusted key ring'), path);
 }

@@ -4,7 +4,7 @@
  * (src/engine/authority.ts) of a LossAcknowledged, SpillCompleted or SpillFailed.
  */
 import { createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readKeyFile } from './keyFileAccess';
 import { payloadBytes, type SignableEvent } from '../engine/authority';
 import type { Signature } from '../engine/events';
 import { ConfigError } from '../config/settings';
@@ -75,16 +75,12 @@ export function parseSigningKey(text: string, source = 'signing key'): SigningKe
   return { keyId, name: name ?? keyId, privateKey };
 }
 
+/**
+ * Reads a signing key file. Throws ConfigError when it does not read, or when it is not this
+ * user's (or root's) or others can read or write it (src/authority/keyFileAccess.ts).
+ */
 export function loadSigningKey(path: string): SigningKey {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new ConfigError(
-      `signing key ${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
-    );
-  }
-  return parseSigningKey(text, path);
+  return parseSigningKey(readKeyFile(path, 'signing key'), path);
 }
 
 /** The ring entry's public key text of a signing key. */

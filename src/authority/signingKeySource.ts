@@ -2,7 +2,8 @@
  * Which signing key a tool or the client uses (contract §4b): the one given (`--key`, or
  * CG_SIGNING_KEY_FILE), else, when it talks to a running `npm start`, that run's development
  * key (named in `.cache/embedded.json`), else none. A key file that is named but does not read
- * is a ConfigError, never "no key".
+ * is a ConfigError, never "no key", and so is one that others could read or change
+ * (src/authority/keyFileAccess.ts).
  */
 import { toolSettings } from '../config/config';
 import type { EmbeddedState } from '../services/embedded';

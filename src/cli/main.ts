@@ -2,9 +2,9 @@
 import { Command } from 'commander';
 import { openInputs, runAudit } from './audit';
 import { ENGINE_VERSION } from '../engine/version';
-import { DEFAULTS, ENV_NAMES, optionHelp, toolOptionHelp } from '../config/config';
+import { DEFAULTS, ENV_NAMES, optionHelp, toolOptionHelp, toolSettings } from '../config/config';
 import { loadKeyRing } from '../authority/ring';
-import { Replay, SessionsInPlace } from '../audit/replay';
+import { MAX_SHOWN_LINE_BYTES, Replay, SessionsInPlace } from '../audit/replay';
 import { engineOptions } from '../engine/fleet';
 import { runCommand } from './run';
 import { exitCodeHelp } from '../errors';
@@ -22,6 +22,12 @@ import { acknowledgeCommand } from './acknowledge';
 import { keysCommand } from './keys';
 import { aclsCommand } from './acls';
 import { parseSimulateOptions } from './simulateOptions';
+
+interface AuditFlags {
+  json?: boolean;
+  trustedKeys?: string;
+  maxMessageBytes?: string;
+}
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -44,20 +50,27 @@ export function buildProgram(): Command {
       '--trusted-keys <ring>',
       'decide with this trusted key ring (contract §4b), as a processor with the same CG_TRUSTED_KEYS_FILE does; default: no ring (signatures are not looked at, as under CG_ALLOW_UNSIGNED)',
     )
+    .option(
+      toolOptionHelp('inputMaxMessageBytes').flags,
+      toolOptionHelp('inputMaxMessageBytes').description,
+    )
     .addHelpText(
       'after',
       '\nA UTF-8 byte-order mark at the start of a file is skipped; a line that is not valid UTF-8, or whose JSON repeats a key, is a dead letter (as on Kafka).' +
+        `\nA dead letter shows at most ${MAX_SHOWN_LINE_BYTES} bytes of its line; a longer one is cut, with the whole line's lineBytes and lineSha256.` +
         '\nExit status: 0 when the files were read (refusals are results, not errors); 2 when one cannot be opened or read, or the ring does not read (checked before any input is read).',
     )
-    .action(async (files: string[], opts: { json?: boolean; trustedKeys?: string }) => {
+    .action(async (files: string[], opts: AuditFlags) => {
       await reportingFailures('audit', TOOL_FAILURES, async () => {
+        const flags = { maxMessageBytes: opts.maxMessageBytes };
+        const maxLineBytes = toolSettings(process.env, flags).inputMaxMessageBytes;
         // The ring first: a ring that does not read stops it before any input is read.
         const trustedKeys = opts.trustedKeys === undefined ? null : loadKeyRing(opts.trustedKeys);
         const inputs = await openInputs(files, process.stdin);
         await runAudit(
           inputs,
           process.stdout,
-          { json: opts.json === true },
+          { json: opts.json === true, maxLineBytes },
           new Replay(new SessionsInPlace(engineOptions({ trustedKeys }))),
         );
       });

@@ -15,7 +15,9 @@ export {
 export type { SigningKey } from '../authority/signing';
 export type { TranscriptContent } from './transcript';
 export { SpillWorker } from './spillWorker';
-export type { SpillSource, SpillWorkerOptions } from './spillWorker';
+export type { SpillSource, SpillSourceAnswer, SpillWorkerOptions } from './spillWorker';
+export { storeVouched, turnPiece, vouchedRange } from './vouch';
+export type { PiecePosition, TranscriptPiece, Vouched, VouchedSpill } from './vouch';
 export * from './session';
 export { DEFAULT_MAX_SPILL_READ_BYTES, FileSpillStore } from './spill';
 export type { FileSpillStoreOptions, SpillStore, SpillWrite } from './spill';

@@ -1,8 +1,14 @@
 /**
  * A spill service apart from the orchestrator (contract §3 and §4 step 0): it reads the
- * spill requests (read_committed), writes each requested range to a SpillStore, and answers
- * out of band (SpillCompleted / SpillFailed with seq null), so it needs no share of any
- * session's sequence. Workers of one group split the spill-request partitions.
+ * spill requests (read_committed), writes what its source holds of each requested range to a
+ * SpillStore, and answers out of band (SpillCompleted / SpillFailed with seq null), so it needs
+ * no share of any session's sequence. Workers of one group split the spill-request partitions.
+ *
+ * A spill request is not a proof (contract §4b, rev 12): anyone who can write the input topic
+ * can make the processor ask for any range of any session. So the worker signs a
+ * SpillCompleted only over the positions it stored and read back (`storeVouched`, the rule the
+ * client's own spill loop follows too), and a SpillFailed when that is none of them: a session
+ * its source has no transcript of, or a range that starts beyond what the source holds.
  */
 import type { Consumer } from '../kafka/kafkajs';
 import pino, { type Logger } from 'pino';
@@ -14,11 +20,18 @@ import { SchemaReaders } from '../registry/schemaReaders';
 import { readWireHeader } from '../registry/wireFormat';
 import { failureText } from './transcript';
 import type { SigningKey } from '../authority/signing';
+import { storeVouched, type TranscriptPiece } from './vouch';
 
-/** The bytes of one session's transcript over the requested range. */
-export type SpillSource = (
-  request: SpillRequest,
-) => Uint8Array | string | Promise<Uint8Array | string>;
+/**
+ * What a source holds of one session's transcript for a spill request: the pieces with their
+ * positions (`turnPiece` for whole turns), or null when it has no transcript of that session
+ * (the request is then answered SpillFailed). Only the pieces' positions in the request's unit
+ * count, and only from the request's start without a hole: the worker signs that and no more.
+ */
+export type SpillSourceAnswer = readonly TranscriptPiece[] | null;
+
+/** The transcript a request asks for, as the source holds it. */
+export type SpillSource = (request: SpillRequest) => SpillSourceAnswer | Promise<SpillSourceAnswer>;
 
 export interface SpillWorkerOptions {
   store: SpillStore;
@@ -87,7 +100,8 @@ export class SpillWorker {
     this.consumer = null;
   }
 
-  private async answer(r: SpillRequest): Promise<void> {
+  /** @internal Answers one spill request (SpillCompleted for what was stored, or SpillFailed). */
+  async answer(r: SpillRequest): Promise<void> {
     const eventId = `spill-answer:${r.spillRequestId}`;
     // The validity starts at the request's time if the orchestrator's clock is ahead of ours.
     const sign = {
@@ -95,16 +109,13 @@ export class SpillWorker {
         this.options.signingKey !== undefined ? this.options.signingKey : this.client.signingKey,
       lastEventAt: r.requestedAt,
     };
-    let handle: string;
+    let stored: { handle: string; range: { start: number; end: number } };
     try {
-      const content = sourceBytes(await this.options.source(r), r);
-      handle = await this.options.store.write({
-        sessionId: r.sessionId,
-        spillRequestId: r.spillRequestId,
-        unit: r.unit,
-        range: r.range,
-        content,
-      });
+      stored = await storeVouched(
+        this.options.store,
+        { sessionId: r.sessionId, spillRequestId: r.spillRequestId, unit: r.unit, range: r.range },
+        await this.options.source(r),
+      );
     } catch (e) {
       await this.client.outOfBand(
         {
@@ -124,23 +135,14 @@ export class SpillWorker {
         type: 'SpillCompleted',
         sessionId: r.sessionId,
         spillRequestId: r.spillRequestId,
-        handle,
+        handle: stored.handle,
         unit: r.unit,
-        range: r.range,
+        // What was stored and read back, never more than was asked (contract §4b, rev 12).
+        range: stored.range,
       },
       eventId,
       sign,
     );
     this.answered++;
   }
-}
-
-/** The bytes to store; nothing at all for a non-empty range is a failed read, not a spill. */
-function sourceBytes(content: Uint8Array | string, r: SpillRequest): Uint8Array {
-  const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
-  if (bytes.length === 0 && r.range.end > r.range.start)
-    throw new Error(
-      `the spill source gave nothing for ${r.unit}[${r.range.start},${r.range.end}): nothing was stored`,
-    );
-  return bytes;
 }

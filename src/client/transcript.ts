@@ -1,14 +1,15 @@
 /**
- * What a spill may report (contract §4 SpillCompleted: `range` is stored losslessly): the bytes
- * a transcript reader gave, checked to be the whole requested range before anything is written.
- * A reader that cannot give every turn must make the spill fail (SpillFailed, so the guard
- * HALTs), never succeed with less: a SpillCompleted over a range it did not store would let the
- * guard approve a loss as LOSSLESS_SPILL.
+ * What a spill may report (contract §4 SpillCompleted: `range` is stored losslessly; §4b, rev 12:
+ * a signature vouches for every position of its range): a transcript reader's answer, turned
+ * into pieces placed at their turns' positions, so that the spill loop stores and reports only
+ * the turns it was given (src/client/vouch.ts), never the range it asked for.
  */
+import { type PiecePosition, type TranscriptPiece, turnPiece } from './vouch';
 
 /**
  * A transcript reader's answer: the bytes of the turns, or one entry per turn of
- * `[firstTurn, endTurn)` in order, which lets the spill loop check that none is missing.
+ * `[firstTurn, endTurn)` in order, which lets the spill loop place each turn (and report only
+ * the turns before the first one missing).
  */
 export type TranscriptContent = Uint8Array | string | readonly (Uint8Array | string)[];
 
@@ -18,35 +19,45 @@ export interface TurnRange {
   endTurn: number;
 }
 
-const bytesOf = (c: Uint8Array | string): Uint8Array =>
-  typeof c === 'string' ? Buffer.from(c, 'utf8') : c;
-
 /**
- * The bytes to store, or a throw (the spill loop answers SpillFailed with its message) when the
- * answer cannot hold every turn: an entry per turn missing (a hole or too few), or nothing at
- * all for a non-empty range.
+ * The pieces a reader's answer holds: one per entry given, at its turn's positions, or the
+ * bytes of one piece as the turns `[firstTurn, endTurn)` together (the loop cannot check one
+ * piece turn by turn: a reader that returns one must throw when it lacks a turn, decision 101).
+ * A missing entry holds nothing; more entries than turns means entry i may not be turn i, so
+ * none is placed (a throw: the loop answers SpillFailed).
  */
-export function transcriptBytes(content: TranscriptContent, turns: TurnRange): Uint8Array {
+export function transcriptPieces(
+  content: TranscriptContent,
+  turns: TurnRange,
+  position: (turn: number) => PiecePosition,
+): TranscriptPiece[] {
   const wanted = turns.endTurn - turns.firstTurn;
+  if (wanted <= 0) return [];
   if (Array.isArray(content)) {
     const parts = content as readonly (Uint8Array | string | undefined)[];
-    const missing: number[] = [];
-    for (let i = 0; i < wanted; i++) if (parts[i] === undefined) missing.push(turns.firstTurn + i);
-    if (missing.length > 0 || parts.length !== wanted)
+    if (parts.length > wanted)
       throw new Error(
-        `the transcript reader gave ${wanted - missing.length} of the ${wanted} turns [${turns.firstTurn},${turns.endTurn})` +
-          (missing.length > 0 ? `; missing turns ${describeTurns(missing)}` : '') +
-          (parts.length > wanted ? `; and ${parts.length - wanted} entries more than asked` : '') +
-          ': nothing was stored',
+        `the transcript reader gave ${parts.length} entries for the ${wanted} turns [${turns.firstTurn},${turns.endTurn}): ` +
+          'they cannot be placed at their turns, nothing was stored',
       );
-    return Buffer.concat(parts.map((p) => bytesOf(p!)));
+    const pieces: TranscriptPiece[] = [];
+    parts.forEach((part, i) => {
+      if (part !== undefined) pieces.push(turnPiece(position(turns.firstTurn + i), part));
+    });
+    return pieces;
   }
-  const bytes = bytesOf(content as Uint8Array | string);
-  if (wanted > 0 && bytes.length === 0)
-    throw new Error(
-      `the transcript reader gave nothing for the turns [${turns.firstTurn},${turns.endTurn}): nothing was stored`,
-    );
-  return bytes;
+  const first = position(turns.firstTurn);
+  const last = position(turns.endTurn - 1);
+  return [
+    {
+      positions: {
+        TURNS: { start: first.turn, end: last.turn + 1 },
+        TOKENS: { start: first.tokens.start, end: last.tokens.end },
+        MESSAGES: { start: first.messages.start, end: last.messages.end },
+      },
+      content: content as Uint8Array | string,
+    },
+  ];
 }
 
 /** `[3, 4, 5, 9]` → `3-5, 9` (the first few runs). */

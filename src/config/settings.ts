@@ -12,6 +12,7 @@ import { accessSync, constants, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DEFAULT_GRACE_MS, DEFAULT_IDLE_MS } from '../engine/fleet';
 import { errorClass } from '../errors';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../kafka/recordLimits';
 
 /** A setting has an invalid value: the message names the variable and what was expected. */
 export class ConfigError extends errorClass('CONFIG_INVALID') {}
@@ -481,6 +482,16 @@ export const TOOL_SETTINGS = {
       'the signing key (a file of `compaction-guard keys new`) that signs LossAcknowledged, SpillCompleted and ' +
       'SpillFailed (contract §4b): `acknowledge`, `simulate`, GuardClient and SpillWorker',
     parse: optional(filePath),
+  }),
+  inputMaxMessageBytes: setting({
+    env: 'CG_INPUT_MAX_MESSAGE_BYTES',
+    flag: 'max-message-bytes',
+    default: DEFAULT_MAX_MESSAGE_BYTES,
+    shown: `${DEFAULT_MAX_MESSAGE_BYTES}, Kafka's default`,
+    help:
+      "`audit`: the input topic's max.message.bytes; a longer line is a dead letter (TOO_LONG), " +
+      'as no producer could write it as one record, and is never held whole',
+    parse: integer(1),
   }),
 } as const;
 

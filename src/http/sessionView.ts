@@ -3,6 +3,7 @@ import type { Unit } from '../engine/events';
 import type { AuditRecord, Verdict } from '../engine/outputs';
 import { type IntervalSet, subtract, toSpans, union } from '../engine/intervals';
 import { type SessionState, heads, inUnit, knownHead } from '../engine/state';
+import { extentIn } from '../engine/extent';
 
 const spans = (unit: Unit, set: IntervalSet | undefined) =>
   toSpans(set ?? []).map((s) => ({ unit, ...s }));
@@ -43,6 +44,9 @@ export function sessionView(
     closedAt: s.closedAt,
     // contract §4b: a signature must not expire before it (a signing tool starts its validity here).
     lastEventAt: s.lastEventAt,
+    // An unknown session's spills and acknowledgements are clipped to [0, extent) per unit
+    // (contract §4, rev 12: max(E, F)), so an operator sees how far an acknowledgement reaches.
+    extent: unit ? null : extentView(s),
     lastVerdicts: recent,
     lastViolations: violations,
     storedVerdicts: s.verdicts.map((v) => ({
@@ -53,6 +57,14 @@ export function sessionView(
       inputSeq: v.inputSeq,
       requestedAt: v.requestedAt,
     })),
+  };
+}
+
+function extentView(s: SessionState): Record<Unit, number> {
+  return {
+    TURNS: extentIn(s, 'TURNS'),
+    TOKENS: extentIn(s, 'TOKENS'),
+    MESSAGES: extentIn(s, 'MESSAGES'),
   };
 }
 

@@ -24,6 +24,7 @@ import { refuseMalformed } from '../engine/decide';
 import type { CompactionRequested } from '../engine/events';
 import type { EngineInput, EngineOptions, StepResult } from '../engine/evolve';
 import { evolveInPlace } from '../engine/step';
+import { authorityOf } from '../engine/authorize';
 import { serializeState } from '../engine/serialize';
 import { blindState, cloneState, type SessionState } from '../engine/state';
 import { RegistryUnavailableError, type RegistryCodec } from '../registry/codec';
@@ -39,6 +40,7 @@ import {
   outputMessage,
   type DeadLetterCode,
   type DecodedRecord,
+  type InputRoute,
   type RawRecord,
 } from './records';
 import { RefusedFilterView, type RefusedFilter } from './refusedFilter';
@@ -146,7 +148,8 @@ export interface BatchPlan {
 
 /**
  * One record decoded: at once for JSON (no promise per record: it needs no registry), through
- * the registry for Avro. Throws (rejects with) BeforeTransactionError only when the record
+ * the registry for Avro; with `route`, a record not on the partition its key maps to is a
+ * WRONG_PARTITION dead letter before its value is read. Throws (rejects with) BeforeTransactionError only when the record
  * cannot be decoded yet (the registry is unreachable): nothing of the batch was sent, reading it
  * again is exact. Anything else the decoding throws is the record's: a DECODER_FAILED dead
  * letter (a throw taken for an outage would hold the partition for good).
@@ -155,14 +158,15 @@ export function decodeForBatch(
   m: RawRecord,
   format: StepConfig['inputFormat'],
   codec: RegistryCodec,
+  route?: InputRoute,
 ): DecodedRecord | Promise<DecodedRecord> {
   let now: DecodedRecord | undefined;
   try {
-    now = decodeRecordNow(m, format);
+    now = decodeRecordNow(m, format, route);
   } catch (e) {
     return decoderThrew(e);
   }
-  return now ?? decodeRecord(m, format, codec).catch(decoderThrew);
+  return now ?? decodeRecord(m, format, codec, route).catch(decoderThrew);
 }
 
 function decoderThrew(e: unknown): DecodedRecord {
@@ -417,6 +421,11 @@ export class BatchPlanner {
   private refuseAtCapacity(input: EngineInput): Failure | null {
     const id = input.sessionId;
     this.atCapacity.events++;
+    // An out-of-band event that fails the authority check would leave no state (contract §4b,
+    // rev 12): it does not mark its session refused, so unsigned junk sent while the cap is
+    // full cannot make a session that comes later start blind.
+    if (input.seq === null && authorityOf(undefined, input, this.ctx.engine.trustedKeys) !== null)
+      return null;
     if (this.refused !== null && !this.refused.has(id)) {
       this.refused.add(id);
       this.atCapacity.sessions++;

@@ -39,3 +39,18 @@ export function quoted(text: string | null): string {
   if (/[\uD800-\uDBFF]$/.test(head)) head = head.slice(0, -1);
   return `${JSON.stringify(head)}… (${text.length} characters)`;
 }
+
+/**
+ * A record's key (bytes) for a message, as `quoted` shows its UTF-8 text; a key over
+ * 4 × `MAX_QUOTED_CHARS` bytes by the first `MAX_QUOTED_CHARS` characters of its first bytes and
+ * its length in bytes, so that only those are decoded however long the key (a record key may
+ * hold up to the broker's record limit, ~1 MB).
+ */
+export function quotedKey(key: Buffer | null): string {
+  if (key === null) return 'null';
+  const limit = 4 * MAX_QUOTED_CHARS;
+  if (key.length <= limit) return quoted(key.toString('utf8'));
+  let head = key.subarray(0, limit).toString('utf8').slice(0, MAX_QUOTED_CHARS);
+  if (/[\uD800-\uDBFF]$/.test(head)) head = head.slice(0, -1);
+  return `${JSON.stringify(head)}… (${key.length} bytes)`;
+}

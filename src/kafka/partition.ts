@@ -327,6 +327,7 @@ export class PartitionTask {
 
   private plan(batch: Batch, messages: readonly RawRecord[], next: string): Promise<BatchPlan> {
     const c = this.config;
+    const route = { partition: batch.partition, partitions: this.inputPartitions() };
     return planBatch(
       batch,
       messages,
@@ -344,8 +345,19 @@ export class PartitionTask {
         refused: this.refused,
         lessons: new PlanLessons(),
       },
-      (m) => decodeForBatch(m, c.inputFormat, this.host.codec),
+      (m) => decodeForBatch(m, c.inputFormat, this.host.codec, route),
     );
+  }
+
+  /**
+   * The input topic's partition count, as read at start-up: a record is checked against the
+   * partition its key maps to (WRONG_PARTITION; the count never changes, docs/operations.md).
+   */
+  private inputPartitions(): number {
+    const n = this.host.partitionCounts.get(this.config.inputTopic);
+    if (n === undefined)
+      throw new Error(`no partition count for the input topic ${this.config.inputTopic}`);
+    return n;
   }
 
   private commit(

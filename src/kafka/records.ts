@@ -9,7 +9,8 @@ import type { InputFormat } from '../config/config';
 import type { RegistryCodec } from '../registry/codec';
 import { decodeEventBytes, type DecodeResult } from '../schema/decodeEvent';
 import type { DecodeErrorCode } from '../schema/errors';
-import { quoted } from './boundedText';
+import { quoted, quotedKey } from './boundedText';
+import { keyPartition } from './murmur2';
 
 /**
  * Why a record went to the DLQ: the decoder's codes plus the processor's own. Besides the two
@@ -19,6 +20,12 @@ import { quoted } from './boundedText';
  */
 export const KAFKA_DEAD_LETTER_CODES = [
   'EMPTY_VALUE',
+  /**
+   * The record is not on the partition its key maps to (Kafka's default partitioner: murmur2 of
+   * the key bytes, made positive, modulo the input topic's partition count): written there on
+   * purpose, it would start a second state for its session beside the real one (decisions 145).
+   */
+  'WRONG_PARTITION',
   'KEY_MISMATCH',
   /** The session's committed state could not be read back (its changelog bytes do not decode). */
   'STATE_UNREADABLE',
@@ -49,30 +56,46 @@ export interface RawRecord {
   offset: string;
 }
 
+/** Where a record was read: its partition, of the input topic's `partitions`. */
+export interface InputRoute {
+  partition: number;
+  partitions: number;
+}
+
 /** Auto: the Confluent wire format starts with magic byte 0, a JSON object with `{` or space. */
 function isAvro(value: Buffer, format: InputFormat): boolean {
   return format === 'avro' || (format === 'auto' && value[0] === 0);
 }
 
 /**
- * contract §3 plus one Kafka rule: the record key must be the event's sessionId, since per-session
- * order and state rely on partitioning by it (a misrouted event would split a session's state).
+ * contract §3 plus the Kafka rules, since per-session order and state rely on partitioning by
+ * sessionId (a misrouted event would split a session's state): a record with no value is
+ * EMPTY_VALUE; a record on another partition than its key maps to (`route`) is WRONG_PARTITION,
+ * before its value is read; then the value's checks; then its key must be the event's sessionId
+ * (KEY_MISMATCH). A malformed request is answered only when its key is its sessionId
+ * (docs/decisions.md 145, 146). Without `route` (offline callers) the partition is not checked.
  */
 export async function decodeRecord(
   r: RawRecord,
   format: InputFormat,
   codec: RegistryCodec,
+  route?: InputRoute,
 ): Promise<DecodedRecord> {
   return (
-    decodeRecordNow(r, format) ?? withKey(r, await codec.decodeEvent(r.value as Buffer)) // not empty: checked by decodeRecordNow
+    decodeRecordNow(r, format, route) ?? withKey(r, await codec.decodeEvent(r.value as Buffer)) // not empty, on its partition: checked by decodeRecordNow
   );
 }
 
 /**
  * `decodeRecord` without a promise for every record that needs no schema registry (JSON values,
- * empty values); undefined for an Avro value, which needs `decodeRecord`.
+ * empty values, records on the wrong partition); undefined for an Avro value, which needs
+ * `decodeRecord`.
  */
-export function decodeRecordNow(r: RawRecord, format: InputFormat): DecodedRecord | undefined {
+export function decodeRecordNow(
+  r: RawRecord,
+  format: InputFormat,
+  route?: InputRoute,
+): DecodedRecord | undefined {
   if (r.value === null || r.value.length === 0) {
     return {
       ok: false,
@@ -81,25 +104,62 @@ export function decodeRecordNow(r: RawRecord, format: InputFormat): DecodedRecor
       answer: null,
     };
   }
+  const misplaced = route === undefined ? null : wrongPartition(r, route);
+  if (misplaced !== null) return misplaced;
   if (isAvro(r.value, format)) return undefined;
   return withKey(r, decodeEventBytes(r.value));
 }
 
+/**
+ * WRONG_PARTITION when the record's key maps to another partition than the one it was read
+ * from; null when it is where its key maps to, or has no key (a null key maps to no partition:
+ * KEY_MISMATCH once its value is read, decisions 146). Linear in the key (src/kafka/murmur2.ts).
+ */
+export function wrongPartition(r: RawRecord, route: InputRoute): DecodedRecord | null {
+  if (r.key === null) return null;
+  const home = keyPartition(r.key, route.partitions);
+  if (home === route.partition) return null;
+  return {
+    ok: false,
+    code: 'WRONG_PARTITION',
+    message: `record key ${quotedKey(r.key)} maps to partition ${home} of ${route.partitions} (Kafka's default partitioner: murmur2 of the key), but the record is on partition ${route.partition}: not decided, so that its session has one state`,
+    answer: null,
+  };
+}
+
+/**
+ * Whether `key` is the bytes of `sessionId` in UTF-8, byte for byte: the partition is chosen by
+ * the key's bytes, so a key that only decodes to the sessionId (invalid UTF-8 replaced) could
+ * place the session on another partition (decisions 146).
+ */
+function isKeyOf(key: Buffer | null, sessionId: string): boolean {
+  return (
+    key !== null &&
+    key.length === Buffer.byteLength(sessionId) &&
+    key.equals(Buffer.from(sessionId))
+  );
+}
+
 function withKey(r: RawRecord, decoded: DecodeResult): DecodedRecord {
   if (!decoded.ok) {
+    const request = decoded.request ?? null;
+    // Answering a request steps its session's state (its seq takes its place): only on the
+    // partition that holds it, i.e. when the key, which placed the record, is its sessionId.
+    const keyed = request === null || isKeyOf(r.key, request.sessionId);
     return {
       ok: false,
       code: decoded.error.code,
-      message: decoded.error.message,
-      answer: decoded.request ?? null,
+      message: keyed
+        ? decoded.error.message
+        : `${decoded.error.message}; not answered: the record key is not its sessionId`,
+      answer: keyed ? request : null,
     };
   }
-  const key = r.key?.toString('utf8') ?? null;
-  if (key !== decoded.event.sessionId) {
+  if (!isKeyOf(r.key, decoded.event.sessionId)) {
     return {
       ok: false,
       code: 'KEY_MISMATCH',
-      message: `record key ${quoted(key)} is not the event's sessionId ${quoted(decoded.event.sessionId)}`,
+      message: `record key ${quotedKey(r.key)} is not the event's sessionId ${quoted(decoded.event.sessionId)}`,
       answer: null,
     };
   }

@@ -19,7 +19,7 @@ import {
   isRecordTooLarge,
   type Kafka,
   type Message,
-  Partitioners,
+  murmur2Partitioner,
   pinPartitions,
   type Producer,
   sendPartitionByPartition,
@@ -112,8 +112,10 @@ export function newTransactionalProducer(
     maxInFlightRequests: 1,
     transactionTimeout: config.transactionTimeoutMs,
     allowAutoTopicCreation: false,
-    // The partitioner kafkajs uses anyway, named so that it does not warn about its v2 change.
-    createPartitioner: Partitioners.DefaultPartitioner,
+    // Where kafkajs' DefaultPartitioner would place a message, with a murmur2 linear in the key
+    // (kafkajs' own is quadratic: src/kafka/kafkajs/partitioner.ts); named, so kafkajs does not
+    // warn about its v2 change.
+    createPartitioner: murmur2Partitioner,
     // kafkajs' default for an idempotent producer is unlimited retries; the client's 200 ms
     // first delay would hold every transaction begun before the previous one's markers are
     // written (CONCURRENT_TRANSACTIONS, KAFKA-5477) for ~200 ms.

@@ -37,7 +37,8 @@ export const DECODE_ERROR_CODES = [
   'NEGATIVE_NUMBER',
   /**
    * An identifier over 256 bytes in UTF-8, a spillRequestId over 1,024, a free text over 4,096,
-   * or `pins` with more than 16 items (contract §3, bounds).
+   * or `pins` with more than 16 items (contract §3, bounds); offline, also a line longer than
+   * the input topic's max.message.bytes, which no producer could write (decisions 156).
    */
   'TOO_LONG',
   /** A range `{start, end}` has `end < start` (contract §3). */

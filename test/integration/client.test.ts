@@ -226,8 +226,12 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
       signingKey: keys.spillService.key,
       store: new FileSpillStore(dir),
       groupId: `workers-${s.config.groupId}`,
+      // One piece per turn held, placed at its turn (the sessions here count in TURNS).
       source: (r) =>
-        (transcripts.get(r.sessionId) ?? []).slice(r.range.start, r.range.end).join('\n'),
+        transcripts.get(r.sessionId)?.map((line, turn) => ({
+          positions: { TURNS: { start: turn, end: turn + 1 } },
+          content: line,
+        })) ?? null,
     });
     await worker.start();
     try {
@@ -267,6 +271,7 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
     const groupId = `workers-retry-${s.config.groupId}`;
     const session = s.client.session(`unanswered-${s.config.groupId}`);
     const spilled: string[] = [];
+    let written = Buffer.alloc(0);
     // Silent: kafkajs logs every failed attempt of the first worker at error.
     let first: GuardClient | null = await clientFor(s.config, {
       signingKey: null,
@@ -275,16 +280,18 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
     const failing = new SpillWorker(first, {
       signingKey: keys.spillService.key,
       groupId,
-      source: () => 'turns',
+      source: (r) => [{ positions: { TURNS: r.range }, content: 'turns' }],
       store: {
         // The write works, then the worker's client goes away: its SpillCompleted cannot be sent.
-        write: async () => {
+        write: async (w) => {
+          written = Buffer.from(w.content);
           await first?.close();
           first = null;
           spilled.push('first');
           return 'file:///lost#sha256=' + '0'.repeat(64);
         },
-        read: () => Promise.reject(new Error('unused')),
+        // The read-back finds what was written: the answer fails only in the sending.
+        read: () => Promise.resolve(written),
       },
     });
     await failing.start();
@@ -312,7 +319,9 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
       signingKey: keys.spillService.key,
       groupId,
       store: new FileSpillStore(dir),
-      source: (r) => `turns ${r.range.start}-${r.range.end}`,
+      source: (r) => [
+        { positions: { TURNS: r.range }, content: `turns ${r.range.start}-${r.range.end}` },
+      ],
     });
     await second.start();
     try {

@@ -9,6 +9,7 @@
 import { ConfigResourceTypes, type Admin, type Message } from 'kafkajs';
 import type { Config } from '../../src/config/config';
 import type { ContextEvent } from '../../src/engine/events';
+import { keyOn, longKey } from '../support/partitionKeys';
 import { SessionBuilder } from '../support/sessionBuilder';
 import { until } from '../support/until';
 import { faultLogFile, spawnProcessor, waitFor, type Child } from './faults/harness';
@@ -90,6 +91,9 @@ const onPartition0 = (key: Buffer | string, value: Buffer | string): Message => 
   partition: 0,
 });
 
+/** A session id that maps to partition 0 of the 3 (written there, it is on its own partition). */
+const on0 = (name: string) => keyOn(name, 0, 3);
+
 describe('the poison corpus on the real broker', () => {
   it('dead-letters every poison record with its code and answers the good session within 30 s, with no aborted transaction', async () => {
     const c: Config = testConfig();
@@ -111,9 +115,10 @@ describe('the poison corpus on the real broker', () => {
       // A session whose committed state does not decode (a corrupted changelog record).
       const producer = kafka.producer();
       await producer.connect();
+      const corruptId = on0('corrupt-state');
       await producer.send({
         topic: c.changelogTopic,
-        messages: [onPartition0('corrupt-state', Buffer.from([0x7f, 0xde, 0xad]))],
+        messages: [onPartition0(corruptId, Buffer.from([0x7f, 0xde, 0xad]))],
       });
 
       const t0 = Date.now();
@@ -138,8 +143,15 @@ describe('the poison corpus on the real broker', () => {
       const misrouted = new SessionBuilder('misrouted', t0).open().events[0]!;
       const ack = new SessionBuilder('long-reason', t0).open().turns(2);
       ack.acknowledge('TURNS', 0, 1, 'oncall@example.com', 'r'.repeat(4096));
-      const corrupt = new SessionBuilder('corrupt-state', t0).skipSeq(7).turns(1).events[0]!;
-      const good = goodSession('good-session');
+      const corrupt = new SessionBuilder(corruptId, t0).skipSeq(7).turns(1).events[0]!;
+      const goodId = on0('good-session');
+      const good = goodSession(goodId);
+      // A request of a session of partition 1, written to partition 0 (contract §6, rev 12).
+      const elsewhere = keyOn('elsewhere', 1, 3);
+      const misplaced = new SessionBuilder(elsewhere, t0)
+        .open()
+        .turns(1)
+        .request('x', 'TURNS', 0, 0, 0);
 
       /** Each record, and the dead-letter code it must get (null: not a dead letter). */
       const corpus: [string, Message, string | null][] = [
@@ -163,8 +175,18 @@ describe('the poison corpus on the real broker', () => {
         ],
         [
           'a KEY_MISMATCH with a 600 KB key',
-          onPartition0(Buffer.alloc(600 * 1024, 0x6b), json(misrouted)),
+          onPartition0(longKey(600 * 1024, 0, 3, 'home'), json(misrouted)),
           'KEY_MISMATCH',
+        ],
+        [
+          'a WRONG_PARTITION with a 600 KB key',
+          onPartition0(longKey(600 * 1024, 0, 3, 'away'), json(misrouted)),
+          'WRONG_PARTITION',
+        ],
+        [
+          "a request of partition 1's session on partition 0",
+          onPartition0(elsewhere, json(misplaced.last)),
+          'WRONG_PARTITION',
         ],
         ...ack.events
           .slice(0, -1)
@@ -180,7 +202,7 @@ describe('the poison corpus on the real broker', () => {
         ],
         [
           'an event of a session whose stored state does not decode',
-          onPartition0('corrupt-state', json(corrupt)),
+          onPartition0(corruptId, json(corrupt)),
           'STATE_UNREADABLE',
         ],
         ...good.map((e): [string, Message, null] => [
@@ -201,13 +223,11 @@ describe('the poison corpus on the real broker', () => {
       await waitFor('ready', async () => (await readyz(child)) === 200, 60_000);
       const verdicts = await readTopics(
         [c.verdictTopic],
-        (rs) => rs.some((r) => r.key === 'good-session'),
+        (rs) => rs.some((r) => r.key === goodId),
         30_000,
       );
       const answeredAfter = Date.now() - produced;
-      const good1 = verdicts
-        .filter((r) => r.key === 'good-session')
-        .map((r) => decodeOutput(c, r))[0];
+      const good1 = verdicts.filter((r) => r.key === goodId).map((r) => decodeOutput(c, r))[0];
       expect(good1).toMatchObject({ record: 'verdict', requestId: 'good-1', decision: 'APPROVE' });
       expect(answeredAfter).toBeLessThan(30_000);
 
@@ -229,13 +249,18 @@ describe('the poison corpus on the real broker', () => {
         expect(Buffer.byteLength(r.headers['cg.error.message']!)).toBeLessThanOrEqual(1024);
         expect((r.key?.length ?? 0) + (r.value?.length ?? 0)).toBeLessThan(256 * 1024);
       }
-      // The 600 KB key did not fit the 256 KiB DLQ: cut, with its length and digest.
-      const keyLetter = dlq.find((r) => r.headers['cg.error.code'] === 'KEY_MISMATCH')!;
-      expect(keyLetter.headers).toMatchObject({
-        'cg.truncated': 'key,value',
-        'cg.original.key.length': String(600 * 1024),
-        'cg.original.key.sha256': expect.stringMatching(/^[0-9a-f]{64}$/),
-      });
+      // The 600 KB keys did not fit the 256 KiB DLQ: cut, with their length and digest.
+      const bigKeyLetters = dlq.filter((r) => r.headers['cg.original.key.length'] !== undefined);
+      expect(bigKeyLetters.map((r) => r.headers['cg.error.code']).sort()).toEqual([
+        'KEY_MISMATCH',
+        'WRONG_PARTITION',
+      ]);
+      for (const keyLetter of bigKeyLetters)
+        expect(keyLetter.headers).toMatchObject({
+          'cg.truncated': 'key,value',
+          'cg.original.key.length': String(600 * 1024),
+          'cg.original.key.sha256': expect.stringMatching(/^[0-9a-f]{64}$/),
+        });
 
       await until('lag 0', async () =>
         (await metric(running!, /compaction_guard_consumer_lag_records\{partition="0"\}/)) === 0
@@ -299,7 +324,7 @@ describe('the poison corpus on the real broker', () => {
         /more than topic .* takes \(max\.message\.bytes \d+\)/,
       );
       // The partition goes on: a later request is answered.
-      const later = goodSession('after');
+      const later = goodSession(on0('after'));
       await producer.send({
         topic: c.inputTopic,
         acks: -1,
@@ -308,10 +333,10 @@ describe('the poison corpus on the real broker', () => {
       await producer.disconnect();
       const verdicts = await readTopics(
         [c.verdictTopic],
-        (rs) => rs.some((r) => r.key === 'after'),
+        (rs) => rs.some((r) => r.key === later[0]!.sessionId),
         30_000,
       );
-      expect(verdicts.map((r) => r.key)).toContain('after');
+      expect(verdicts.map((r) => r.key)).toContain(later[0]!.sessionId);
       // One transaction aborted (the refused one), then none.
       expect(
         await metric(running, /compaction_guard_transactions_total\{outcome="aborted"\}/),

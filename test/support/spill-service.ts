@@ -2,8 +2,11 @@
  * A separate "spill service" process for the on-call tests: it does not own any session's
  * sequence, so it answers a spill request with an out-of-band SpillCompleted (seq null,
  * contract §3, §4 step 0). Reads `agent.spill-requests` until one for SPILL_SESSION, stores
- * nothing (a test), reports the range as stored, prints the event it sent, exits. With
- * CG_SIGNING_KEY_FILE it signs the event (contract §4b), as a real spill service must.
+ * nothing, reports the range as stored, prints the event it sent, exits. With
+ * CG_SIGNING_KEY_FILE it signs the event (contract §4b). A test double of the on-call flow
+ * only: signing a range it did not store breaks §4b's rule that a signer vouches for every
+ * position (rev 12); a real service is `SpillWorker`, which signs only what it stored and read
+ * back (src/client/vouch.ts).
  * Run: node --import tsx test/support/spill-service.ts (env as for `compaction-guard run`).
  */
 import { randomUUID } from 'node:crypto';

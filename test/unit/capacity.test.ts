@@ -16,6 +16,7 @@ import { SessionStates } from '../../src/kafka/sessionStates';
 import { verdictType } from '../../src/schema/schemas';
 import { SessionBuilder } from '../support/sessionBuilder';
 import { DECIDED_AT, stepContext } from '../support/stepContext';
+import { testRing } from '../support/testRing';
 
 const options = engineOptions();
 
@@ -276,5 +277,59 @@ describe('a session freed by the wall-clock sweep (docs/decisions.md 124)', () =
     expect(verdicts(back)[0]!.rulesChecked).toContain('UNKNOWN_SESSION');
     const never = plan(late('never-seen'), context(committed, 10, filter));
     expect(verdicts(never).map((v) => v.decision)).toEqual(['APPROVE']);
+  });
+});
+
+describe('unsigned out-of-band junk under a key ring (contract §4b, rev 12)', () => {
+  const ring = testRing([['ACKNOWLEDGE', 'SPILL']]);
+  const junk = (id: string): EngineInput => ({
+    type: 'LossAcknowledged',
+    sessionId: id,
+    seq: null,
+    eventId: `junk-${id}`,
+    occurredAt: 4_503_599_627_370_495,
+    unit: 'TURNS',
+    range: { start: 0, end: 4_503_599_627_370_495 },
+    by: 'nobody',
+    reason: 'junk',
+    signature: null,
+  });
+  function ringContext(committed: SessionStates, max: number, refused: RefusedFilter) {
+    return stepContext({
+      committed,
+      capacity: new SessionCapacity(max, () => committed.size),
+      refused,
+      engine: engineOptions({ trustedKeys: ring.engine }),
+    });
+  }
+
+  it('below the cap, creates no session and takes no place: 60 junk records leave the cap of 2 free for new sessions', () => {
+    const committed = new SessionStates();
+    const ctx = ringContext(committed, 2, new RefusedFilter());
+    const events = [
+      ...Array.from({ length: 60 }, (_, i) => junk(`j${i}`)),
+      ...newcomer('x'),
+      ...newcomer('y'),
+    ];
+    const p = plan(events, ctx);
+    expect([...p.overlay.keys()].sort()).toEqual(['x', 'y']);
+    expect(verdicts(p).map((v) => [v.sessionId, v.decision])).toEqual([
+      ['x', 'APPROVE'],
+      ['y', 'APPROVE'],
+    ]);
+    expect(p.atCapacity.sessions).toBe(0);
+  });
+
+  it('at the cap, does not mark the session refused, so it starts as any new one (not blind) once room frees', () => {
+    const committed = new SessionStates();
+    held(committed, 'a');
+    const filter = new RefusedFilter();
+    const atCap = plan([junk('victim')], ringContext(committed, 1, filter));
+    atCap.refused?.commit();
+    expect(filter.has('victim')).toBe(false);
+    expect(atCap.atCapacity.sessions).toBe(0);
+    const later = plan(newcomer('victim'), ringContext(committed, 2, filter));
+    expect(later.overlay.get('victim')!.evidenceHead).toBeNull();
+    expect(verdicts(later).map((v) => v.decision)).toEqual(['APPROVE']);
   });
 });

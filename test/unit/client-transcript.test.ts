@@ -1,19 +1,26 @@
 /**
- * A spill reports only what it stored (src/client/transcript.ts): a transcript answer that
- * misses a turn of the range, or gives nothing for a non-empty one, is refused before anything
- * is written, so the spill loop sends SpillFailed and never SpillCompleted.
+ * A spill reports only what it stored (src/client/transcript.ts, src/client/vouch.ts): a
+ * transcript reader's answer becomes pieces placed at their turns' positions; a missing entry
+ * holds nothing, and an answer that cannot be placed (more entries than turns) is refused.
  */
 import fc from 'fast-check';
 import {
   SPILL_ERROR_MAX,
   describeTurns,
   failureText,
-  transcriptBytes,
+  transcriptPieces,
 } from '../../src/client/transcript';
 import { decodeEventJson } from '../../src/schema/decodeEvent';
 
-describe('transcriptBytes', () => {
-  it('one entry per turn, none missing: their bytes in order; any hole or a wrong count: a throw naming the turns', () => {
+/** Turn i: 3 tokens and 2 messages each, so the units differ. */
+const at = (turn: number) => ({
+  turn,
+  tokens: { start: 3 * turn, end: 3 * turn + 3 },
+  messages: { start: 2 * turn, end: 2 * turn + 2 },
+});
+
+describe('transcriptPieces', () => {
+  it('one entry per turn: each entry given is a piece at its own turn in every unit, a missing entry is no piece', () => {
     fc.assert(
       fc.property(
         fc.nat(20),
@@ -26,39 +33,45 @@ describe('transcriptBytes', () => {
             if (e !== undefined) sparse[i] = e;
           });
           sparse.length = entries.length;
-          const complete = entries.every((e) => e !== undefined);
-          const turns = { firstTurn, endTurn };
-          if (complete) {
-            expect(Buffer.from(transcriptBytes(sparse, turns)).toString()).toBe(entries.join(''));
-          } else {
-            const missing = entries.flatMap((e, i) => (e === undefined ? [firstTurn + i] : []));
-            expect(() => transcriptBytes(sparse, turns)).toThrow(
-              `missing turns ${describeTurns(missing)}`,
-            );
-          }
+          const pieces = transcriptPieces(sparse, { firstTurn, endTurn }, at);
+          const expected = entries.flatMap((e, i) => {
+            if (e === undefined) return [];
+            const p = at(firstTurn + i);
+            return [
+              {
+                positions: {
+                  TURNS: { start: p.turn, end: p.turn + 1 },
+                  TOKENS: p.tokens,
+                  MESSAGES: p.messages,
+                },
+                content: e,
+              },
+            ];
+          });
+          expect(pieces).toEqual(expected);
         },
       ),
     );
   });
 
-  it('too few or too many entries for the range are refused', () => {
-    expect(() => transcriptBytes(['a', 'b'], { firstTurn: 0, endTurn: 3 })).toThrow(
-      /gave 2 of the 3 turns \[0,3\)/,
-    );
-    expect(() => transcriptBytes(['a', 'b'], { firstTurn: 0, endTurn: 1 })).toThrow(
-      /gave 1 of the 1 turns \[0,1\); and 1 entries more than asked/,
+  it('more entries than turns cannot be placed (entry i may not be turn i): refused', () => {
+    expect(() => transcriptPieces(['a', 'b'], { firstTurn: 0, endTurn: 1 }, at)).toThrow(
+      /gave 2 entries for the 1 turns \[0,1\): they cannot be placed/,
     );
   });
 
-  it('bytes or text as one piece: nothing at all for a non-empty range is refused, anything else is taken as given', () => {
-    expect(() => transcriptBytes('', { firstTurn: 0, endTurn: 4 })).toThrow(
-      /gave nothing for the turns \[0,4\)/,
-    );
-    expect(() => transcriptBytes(new Uint8Array(), { firstTurn: 2, endTurn: 3 })).toThrow(
-      /nothing was stored/,
-    );
-    expect(transcriptBytes('', { firstTurn: 0, endTurn: 0 })).toHaveLength(0);
-    expect(Buffer.from(transcriptBytes('é', { firstTurn: 0, endTurn: 1 })).toString()).toBe('é');
+  it('bytes or text as one piece: placed over all the turns asked for, first to last, in every unit', () => {
+    expect(transcriptPieces('abc', { firstTurn: 2, endTurn: 5 }, at)).toEqual([
+      {
+        positions: {
+          TURNS: { start: 2, end: 5 },
+          TOKENS: { start: 6, end: 15 },
+          MESSAGES: { start: 4, end: 10 },
+        },
+        content: 'abc',
+      },
+    ]);
+    expect(transcriptPieces('abc', { firstTurn: 3, endTurn: 3 }, at)).toEqual([]);
   });
 
   it('names missing turns as runs', () => {

@@ -188,19 +188,29 @@ describe('the settings table', () => {
     expect(configEnv(DEFAULTS, ['registryUrl', 'httpSessionsToken'])).toEqual({});
   });
 
-  it("gives the tools' settings to acknowledge and simulate as --help shows them, the flag winning over the env var", () => {
+  it('gives each tool setting to the commands that take it as --help shows them, the flag winning over the env var', () => {
     const program = buildProgram();
-    for (const name of ['acknowledge', 'simulate']) {
-      const cmd = program.commands.find((c) => c.name() === name)!;
-      for (const [key, s] of Object.entries(TOOL_SETTINGS) as [string, Setting<unknown>][]) {
+    const takers: Record<keyof typeof TOOL_SETTINGS, string[]> = {
+      signingKeyFile: ['acknowledge', 'simulate'],
+      inputMaxMessageBytes: ['audit'],
+    };
+    expect(Object.keys(takers).sort()).toEqual(Object.keys(TOOL_SETTINGS).sort());
+    for (const [key, s] of Object.entries(TOOL_SETTINGS) as [string, Setting<unknown>][]) {
+      for (const name of takers[key as keyof typeof TOOL_SETTINGS]) {
+        const cmd = program.commands.find((c) => c.name() === name)!;
         const option = cmd.options.find((o) => o.long === `--${s.flag ?? kebab(key)}`);
         expect([name, key, option?.description.startsWith(s.help)]).toEqual([name, key, true]);
         expect(option!.description).toContain(`env ${s.env}`);
       }
     }
-    expect(toolSettings({})).toEqual({ signingKeyFile: null });
-    expect(toolSettings({ CG_SIGNING_KEY_FILE: ' a.key ' })).toEqual({ signingKeyFile: 'a.key' });
+    const defaults = { signingKeyFile: null, inputMaxMessageBytes: 1_048_588 };
+    expect(toolSettings({})).toEqual(defaults);
+    expect(toolSettings({ CG_SIGNING_KEY_FILE: ' a.key ' })).toEqual({
+      ...defaults,
+      signingKeyFile: 'a.key',
+    });
     expect(toolSettings({ CG_SIGNING_KEY_FILE: 'a.key' }, { key: 'b.key' })).toEqual({
+      ...defaults,
       signingKeyFile: 'b.key',
     });
   });

@@ -1,14 +1,13 @@
 /**
  * The client's SessionLedger (src/client/session/ledger.ts), specified as given(events) →
  * when(command) → then(event) or refused: the sequence, the positions in three units, the
- * verbatim start, the seqs a verdict may carry, and snapshot/resume. Pure: no broker, no clock.
+ * verbatim start, and snapshot/resume. Pure: no broker, no clock.
  */
 import fc from 'fast-check';
-import type { CompactionRequested, ContextEvent, Policy, Unit } from '../../src/engine/events';
+import type { ContextEvent, Policy, Unit } from '../../src/engine/events';
 import { GuardClosedError, GuardUsageError } from '../../src/client/errors';
 import {
   compactionCommitted,
-  compactionRequested,
   inBand,
   sessionClosed,
   sessionOpened,
@@ -50,22 +49,6 @@ const turn = (seq: number, turn: number, tokens: [number, number], messages: [nu
     }),
     envelope(seq),
   );
-const requested = (
-  seq: number,
-  requestId: string,
-  unit: Unit,
-  end: number,
-  tailStart = end,
-): CompactionRequested => ({
-  ...compactionRequested({
-    requestId,
-    unit,
-    summaryInput: { start: 0, end },
-    tailStart,
-    occupancyTokens: null,
-  }),
-  ...envelope(seq),
-});
 const committed = (seq: number, unit: Unit, end: number) =>
   inBand(
     compactionCommitted({

@@ -23,4 +23,15 @@ describe('sessionView', () => {
     expect(v.acknowledged).toEqual([{ unit: 'TURNS', start: 0, end: 4 }]);
     expect(v.evicted).toEqual([{ unit: 'TURNS', start: 4, end: 6 }]);
   });
+
+  it('shows an unknown session how far its spills and acknowledgements reach (extent, rev 12); none for a known one', () => {
+    const ghost = new SessionBuilder('g').turns(3, 100).request('r', 'TURNS', 0, 2, 5);
+    expect(sessionView('g', 0, play(ghost.events).state, []).extent).toEqual({
+      TURNS: 5,
+      TOKENS: 300,
+      MESSAGES: 3,
+    });
+    const known = new SessionBuilder('s').open(policyIn('TURNS', 2)).turns(3, 1);
+    expect(sessionView('s', 0, play(known.events).state, []).extent).toBeNull();
+  });
 });

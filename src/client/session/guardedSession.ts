@@ -12,7 +12,8 @@ import { sleep } from '../../time';
 import type { GuardClient } from '../client';
 import { GuardUsageError } from '../errors';
 import type { SpillStore } from '../spill';
-import { failureText, transcriptBytes } from '../transcript';
+import { failureText, transcriptPieces } from '../transcript';
+import { storeVouched } from '../vouch';
 import { type SessionCommand, SessionLedger } from './ledger';
 import { SessionSender } from './sender';
 import type {
@@ -229,23 +230,23 @@ export class GuardedSession {
     transcript: TranscriptReader,
   ): Promise<void> {
     // The guard asks for [0, H') in the floor unit (contract §5): the whole transcript so far.
+    // Reported is only what was stored and read back of it (contract §4b, rev 12: storeVouched,
+    // as the SpillWorker): the turns the reader gave, from the first on, without a hole.
     const { unit, range, firstTurn, endTurn } = this.ledger.spillRange();
-    let handle: string;
+    let stored: { handle: string; range: Span };
     try {
       const turns = { firstTurn, endTurn };
       const content = await transcript({ sessionId: this.sessionId, unit, ...range, ...turns });
-      handle = await store.write({
-        sessionId: this.sessionId,
-        spillRequestId,
-        unit,
-        range,
-        content: transcriptBytes(content, turns),
-      });
+      stored = await storeVouched(
+        store,
+        { sessionId: this.sessionId, spillRequestId, unit, range },
+        transcriptPieces(content, turns, (turn) => this.ledger.position(turn)),
+      );
     } catch (e) {
       await this.spillFailed({ spillRequestId, error: failureText(e) });
       return;
     }
-    await this.spillCompleted({ spillRequestId, handle, unit, range });
+    await this.spillCompleted({ spillRequestId, handle: stored.handle, unit, range: stored.range });
   }
 }
 

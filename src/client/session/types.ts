@@ -55,9 +55,12 @@ export interface TranscriptRange {
 }
 
 /**
- * The orchestrator's transcript: the exact bytes of a range of turns, or one entry per turn
- * (then the spill loop checks that every turn is there). A reader that cannot give every turn
- * must throw: the spill then fails (SpillFailed), and is never reported as stored.
+ * The orchestrator's transcript: one entry per turn of the range (each placed at its turn's
+ * positions; a missing entry holds nothing), or the exact bytes of all its turns as one piece.
+ * The spill loop reports only the turns stored and read back, from the first on without a hole
+ * (src/client/vouch.ts): a hole at the first turn is a SpillFailed, a later one a SpillCompleted
+ * over the turns before it. One piece cannot be checked turn by turn: a reader that returns one
+ * and cannot give every turn must throw (SpillFailed).
  */
 export type TranscriptReader = (
   range: TranscriptRange,
@@ -67,9 +70,9 @@ export interface RequestOptions {
   /** Wait for each verdict (ms); default the client's. */
   timeoutMs?: number;
   /**
-   * In-band spill loop: on REFUSE with action SPILL, write the transcript to `store`, answer
-   * SpillCompleted (SpillFailed if the write fails) and retry the same requestId, so the call
-   * returns the final verdict.
+   * In-band spill loop: on REFUSE with action SPILL, write the transcript to `store`, read it
+   * back, answer SpillCompleted over what was stored (SpillFailed if nothing was) and retry the
+   * same requestId, so the call returns the final verdict.
    */
   spill?: { store: SpillStore; transcript: TranscriptReader; maxSpills?: number };
   /**

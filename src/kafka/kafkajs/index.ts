@@ -9,6 +9,8 @@
  * - producer sends: `checkedSend` (acknowledged partition by partition, re-sent when not);
  * - the transaction: `sendPartitionByPartition` (one topic-partition per produce request, each
  *   checked) on messages pinned by `pinPartitions`, `cacheTransactionCoordinators`;
+ * - producers' placement of messages: `murmur2Partitioner` (Kafka's default partitioner on our
+ *   own murmur2, linear in the key; kafkajs' own is quadratic), `defaultPartition`;
  * - consumer fetch: kafkajs' Consumer, Batch and EachBatchPayload types, as they are;
  * - admin: kafkajs' Admin and ConfigResourceTypes, as they are;
  * - errors: `classify(error)`, the project's code of a kafkajs failure (by class, `type` and
@@ -41,6 +43,7 @@ export {
   type CheckedSendReport,
 } from './checkedSend';
 export { cacheTransactionCoordinators } from './coordinatorCache';
+export { defaultPartition, murmur2Partitioner } from './partitioner';
 export {
   onePartitionEach,
   pinPartitions,

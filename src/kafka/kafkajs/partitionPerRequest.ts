@@ -3,12 +3,12 @@
  * answered; open, and the fix proposed in kafkajs#1798 is not released). Applies to kafkajs 2.2.4.
  *
  * Produce requests shaped and checked so that #1303 cannot go unseen: every message pinned to
- * the partition kafkajs would choose (`pinPartitions`), a transaction's requests sent one
+ * the partition Kafka's default partitioner would choose (`pinPartitions`), a transaction's requests sent one
  * topic-partition each (`onePartitionEach`, `sendPartitionByPartition`), and each request's
  * results compared with what it carried (`sendProblems`).
  */
-import { Partitioners, type PartitionMetadata } from 'kafkajs';
 import type { Message, TopicMessages, Transaction } from 'kafkajs';
+import { defaultPartition } from './partitioner';
 
 /**
  * A request's messages as one request per topic-partition, in their order. kafkajs 2.2.4 sends
@@ -71,14 +71,12 @@ export function sendProblems(
   return { missing: [...missing], repeated };
 }
 
-const defaultPartitioner = Partitioners.DefaultPartitioner();
-const metadataOf = new Map<number, PartitionMetadata[]>();
-
 /**
- * Gives every message without a partition the one kafkajs' DefaultPartitioner would choose
- * for a topic of `counts.get(topic)` partitions (murmur2 of the key, as Java's client), so the
- * outputs land where they always did and `unacknowledged` knows every partition a request
- * carries. Topics of unknown size are left to kafkajs. Changes the messages in place.
+ * Gives every message without a partition the one Kafka's default partitioner would choose
+ * for a topic of `counts.get(topic)` partitions (`defaultPartition`: murmur2 of the key, as
+ * Java's client), so the outputs land where they always did and `unacknowledged` knows every
+ * partition a request carries. Topics of unknown size are left to kafkajs. Changes the
+ * messages in place.
  */
 export function pinPartitions(
   outputs: Iterable<readonly [string, readonly Message[]]>,
@@ -87,24 +85,9 @@ export function pinPartitions(
   for (const [topic, messages] of outputs) {
     const n = counts.get(topic);
     if (n === undefined) continue;
-    let partitionMetadata = metadataOf.get(n);
-    if (partitionMetadata === undefined) {
-      partitionMetadata = Array.from({ length: n }, (_, partitionId) => ({
-        partitionErrorCode: 0,
-        partitionId,
-        leader: 0,
-        replicas: [],
-        isr: [],
-      }));
-      metadataOf.set(n, partitionMetadata);
-    }
     for (const m of messages)
       if (m.partition === undefined)
-        (m as { partition?: number }).partition = defaultPartitioner({
-          topic,
-          partitionMetadata,
-          message: m,
-        });
+        (m as { partition?: number }).partition = defaultPartition(topic, n, m);
   }
 }
 

@@ -699,6 +699,11 @@ export class ReferenceSession {
       eIn: e.summaryInput.end,
       t: e.tailStart,
     };
+    // §4, extent E (rev 12): max(summaryInput.end, tailStart) of every request an unknown
+    // session decides, when it advances the session. Reading (decision 168): a request answered
+    // from the store is decided too (step 3's "decide (§5)" includes §5's repeated-requestId
+    // rule), and it is an event that advances the session telling those positions.
+    if (!s.policy && this.advancing) this.raiseExtent(e.unit, Math.max(req.eIn, req.t));
     const i = s.stored.findIndex((v) => v.requestId === e.requestId);
     const st = i >= 0 ? s.stored[i]! : null;
     const same =
@@ -715,9 +720,6 @@ export class ReferenceSession {
       return;
     }
     if (st && !same) out.audit('VIOLATION', 'REQUEST_ID_REUSED', this.one(e.unit, e.summaryInput));
-    // §4, extent E (rev 12): max(summaryInput.end, tailStart) of every request an unknown
-    // session decides, when it advances the session.
-    if (!s.policy && this.advancing) this.raiseExtent(e.unit, Math.max(req.eIn, req.t));
     const { verdict, spill } = this.decide(req, e, decidedAt);
     out.rest.push({ record: 'verdict', value: verdict });
     if (i >= 0) s.stored.splice(i, 1);

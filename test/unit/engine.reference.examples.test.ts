@@ -6,7 +6,9 @@
  */
 import { engineOptions, evolve, type EngineInput, type SessionState } from '../../src/engine';
 import { differential } from '../support/differential';
-import { policyIn } from '../support/engineHarness';
+import { pairs, play, policyIn, verdictsOf } from '../support/engineHarness';
+import { type SignableEvent, authorize } from '../support/signedEvents';
+import { testRing } from '../support/testRing';
 import { SessionBuilder } from '../support/sessionBuilder';
 
 const SMALL = { graceMs: 20_000, idleMs: 50_000 };
@@ -53,6 +55,20 @@ describe('contract readings the engine and the model share', () => {
     const verdict = outputs.at(-1)!.find((o) => o.record === 'verdict')!;
     // t = 0, but F = 3 in TOKENS: everything below F must be recoverable first.
     expect(verdict.record === 'verdict' && verdict.value.decision).toBe('REFUSE');
+  });
+  it('a repeated request answered from the store raises an unknown session’s extent E when it advances the session (§4, decision 168)', () => {
+    const ring = testRing([['ACKNOWLEDGE']]);
+    const b = new SessionBuilder('extent-repeat');
+    // At a gap seq (a first event with seq 1): decided, but it does not advance the session.
+    b.next({ seq: 1 }).request('r0', 'TURNS', 0, 1, 1);
+    b.request('r0', 'TURNS', 0, 1, 1); // seq 2, the next: advances; answered from the store
+    b.outOfBand().acknowledge('TURNS', 0, 4_503_599_627_370_495);
+    b.mapLast((e) => authorize(e as SignableEvent, 'signed', ring, 0, 0));
+    differential(b.events, { ring });
+    const { state, outputs } = play(b.events, { trustedKeys: ring.engine });
+    // The repeat was answered from the store (the first asking's inputSeq), not decided afresh.
+    expect(verdictsOf(outputs).map((v) => v.inputSeq)).toEqual([1, 1]);
+    expect(pairs(state.ackOnce.TURNS)).toEqual([[0, 1]]);
   });
 });
 

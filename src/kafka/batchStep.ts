@@ -28,7 +28,13 @@ import { serializeState } from '../engine/serialize';
 import { blindState, cloneState, type SessionState } from '../engine/state';
 import { RegistryUnavailableError, type RegistryCodec } from '../registry/codec';
 import { atCapacityVerdict, type SessionCapacity } from './capacity';
-import { encodePosition, positionKey, refusedChunkKey, stateKey } from './changelogKeys';
+import {
+  encodePosition,
+  positionKey,
+  refusedChunkKey,
+  stampHeaders,
+  stateKey,
+} from './changelogKeys';
 import { deadLetter } from './deadLetters';
 import { estimatedBytes } from './outputChunks';
 import { EventTally } from './processorObserver';
@@ -42,6 +48,7 @@ import {
   type RawRecord,
 } from './records';
 import { RefusedFilterView, type RefusedFilter } from './refusedFilter';
+import { stampAfter, type Stamp } from './sessionStates';
 import { BeforeTransactionError } from './transaction';
 
 /** The settings a batch's plan reads. */
@@ -61,6 +68,8 @@ export interface CommittedStates {
   has(sessionId: string): boolean;
   /** A copy the caller may change in place, or undefined for an unknown session. */
   owned(sessionId: string): SessionState | undefined;
+  /** When the session's SessionClosed was processed (sessionStates.ts); null: open or unknown. */
+  closedSince?(sessionId: string): number | null;
 }
 
 /** Why a record is dead-lettered although it decoded: the stage that failed on it. */
@@ -128,6 +137,8 @@ export interface BatchPlan {
   sends: Map<string, Message[]>;
   /** Each touched session's state after the batch; null: freed (its changelog record is a tombstone). */
   overlay: Map<string, SessionState | null>;
+  /** Each touched session's stamp (processing time: the plan's), as its changelog record's headers hold it. */
+  stamps: Map<string, Stamp>;
   /** The engine's outputs, in order (reported once committed). */
   delivered: Output[];
   deadLetters: DeadLetterNote[];
@@ -449,15 +460,24 @@ export class BatchPlanner {
     const changelog = this.ctx.config.changelogTopic;
     this.ctx.sweep?.(this.overlay);
     const unserializable: string[] = [];
+    // The processing time of every session the batch reached (docs/decisions.md 161).
+    const at = this.ctx.clock();
+    const stamps = new Map<string, Stamp>();
     for (const [sessionId, state] of this.overlay) {
-      // A session freed by wall clock loses its evidence head F with its state: it joins the
+      // A session freed by the sweep loses its evidence head F with its state: it joins the
       // refused filter, so that if it comes back it starts blind (F at the top), never with less
       // than the engine would have handed on (docs/decisions.md 124).
       if (state === null) this.refused?.add(sessionId);
       const key = stateKey(sessionId);
       const value = state === null ? null : this.changelogValue(key, state);
       if (value === undefined) unserializable.push(sessionId);
-      else this.emit(changelog, { key, value, partition: batch.partition });
+      else if (state === null) this.emit(changelog, { key, value, partition: batch.partition });
+      else {
+        const stamp = stampAfter(state, at, this.ctx.committed.closedSince?.(sessionId));
+        stamps.set(sessionId, stamp);
+        const headers = stampHeaders(stamp);
+        this.emit(changelog, { key, value, headers, partition: batch.partition });
+      }
     }
     if (unserializable.length > 0) throw new UnserializableStates(unserializable);
     for (const [i, chunk] of this.refused?.changed() ?? []) {
@@ -472,6 +492,7 @@ export class BatchPlanner {
     return {
       sends: this.sends,
       overlay: this.overlay,
+      stamps,
       delivered: this.delivered,
       deadLetters: this.deadLetters,
       tally: this.tally,

@@ -25,7 +25,7 @@ import type { RawRecord } from './records';
 import { RefusedFilter } from './refusedFilter';
 import { PartitionLifecycle, type PartitionState } from './partitionLifecycle';
 import type { ProcessorObserver } from './processorObserver';
-import { SessionStates } from './sessionStates';
+import { SessionStates, type ExpiryLimits } from './sessionStates';
 import { restorePartitions, writeBarrier, type RestoreTarget } from './restore';
 import { retryUntilDone } from '../retry';
 import { withTimeout } from '../time';
@@ -39,11 +39,18 @@ import {
 } from './transaction';
 
 /**
- * Restored sessions (kept as bytes) decoded per sweep (every 10 s) to find the closed and idle
- * ones: a few µs each, so a sweep adds a few ms to its batch; 100k untouched sessions of a
- * partition are all looked at within ~17 minutes, and again in every such round.
+ * Restored sessions without a stamp (records written before stamps) decoded per sweep (every
+ * 10 s) to learn whether they are closed: a few µs each, so a sweep adds a few ms to its batch;
+ * 100k such sessions of a partition are all looked at within ~17 minutes, once.
  */
 const CLASSIFY_PER_SWEEP = 1_000;
+
+/**
+ * Sessions one sweep frees at most: each is a tombstone in the batch's transaction, so a
+ * partition whose sessions all expire together (a restore of an old changelog) frees them over
+ * several batches instead of in one transaction of unbounded size (docs/decisions.md 162).
+ */
+const FREED_PER_SWEEP = 10_000;
 
 /** Pause before a failed restore or resynchronisation of a partition is tried again. */
 const RESYNC_RETRY_MS = 1_000;
@@ -91,6 +98,8 @@ export class PartitionTask {
    */
   private position: bigint | null = null;
   private lastSweep = 0;
+  /** The last sweep stopped at FREED_PER_SWEEP: the next batch sweeps again. */
+  private sweepUnfinished = false;
   private readonly config: Config;
   private readonly log: Logger;
   private readonly capacity: SessionCapacity | null;
@@ -253,6 +262,7 @@ export class PartitionTask {
       c.groupId,
       targets,
       RESTORE_TIMEOUT_MS,
+      clock,
     );
     for (const [i, t] of tasks.entries()) t.restored(targets[i]!.position ?? null);
     host.observer.restored?.((clock() - started) / 1000);
@@ -403,7 +413,7 @@ export class PartitionTask {
     );
     for (const [sessionId, state] of plan.overlay) {
       if (state === null) this.sessions.delete(sessionId);
-      else this.sessions.set(sessionId, state);
+      else this.sessions.set(sessionId, state, plan.stamps.get(sessionId));
     }
     plan.refused?.commit();
     for (const d of plan.deadLetters) {
@@ -461,36 +471,29 @@ export class PartitionTask {
   }
 
   /**
-   * Frees expired sessions by wall clock, with a tombstone in the changelog: closed ones past
-   * the grace period (contract §4), and idle ones (any session whose lastEventAt is older than
-   * the idle period). `sweepDelayMs` beyond either keeps late events deciding as offline, which
-   * drops the state in event time first. At most every 10 s.
+   * Frees expired sessions by processing time (contract §4 "Freeing memory"; docs/decisions.md
+   * 161), with a tombstone in the changelog: closed ones whose SessionClosed was processed longer
+   * ago than the grace period, and any session no record reached for the idle period, each plus
+   * `sweepDelayMs`, by this processor's clock and whatever the events' own times (a replay of
+   * old events decides as `audit` does; junk stamped far in the past or future is held exactly
+   * as long as any other session). At most every 10 s (or at the next batch when the last sweep
+   * stopped at FREED_PER_SWEEP), at most FREED_PER_SWEEP sessions.
    */
   private sweepExpired(overlay: Map<string, SessionState | null>): void {
     const now = this.host.clock();
-    if (now - this.lastSweep < 10_000) return;
+    if (now - this.lastSweep < 10_000 && !this.sweepUnfinished) return;
     this.lastSweep = now;
-    const expired = expiredBy(now, this.config);
-    // Restored sessions kept as bytes: a bounded number decoded per sweep to learn their times.
-    this.sessions.classify(CLASSIFY_PER_SWEEP, expired);
-    for (const [sessionId, s] of this.sessions.decoded()) {
-      if (overlay.has(sessionId)) continue;
-      if (expired(s)) overlay.set(sessionId, null);
-    }
+    this.sessions.classify(CLASSIFY_PER_SWEEP);
+    const expired = this.sessions.expired(now, expiryLimits(this.config), FREED_PER_SWEEP);
+    this.sweepUnfinished = expired.length >= FREED_PER_SWEEP;
+    for (const sessionId of expired) if (!overlay.has(sessionId)) overlay.set(sessionId, null);
   }
 }
 
 /**
- * Whether the processor may free a session by wall clock `now`: closed longer ago than the
- * grace period, or idle (its last event) longer than the idle period, each plus the sweep delay.
+ * The sweep's periods of processing time: a closed session's grace, any session's idle period,
+ * each plus the sweep delay.
  */
-export function expiredBy(
-  now: number,
-  c: Pick<Config, 'graceMs' | 'idleMs' | 'sweepDelayMs'>,
-): (s: SessionState) => boolean {
-  const closedLimit = c.graceMs + c.sweepDelayMs;
-  const idleLimit = c.idleMs + c.sweepDelayMs;
-  return (s) =>
-    (s.closedAt !== null && now - s.closedAt > closedLimit) ||
-    (s.lastEventAt !== null && now - s.lastEventAt > idleLimit);
+export function expiryLimits(c: Pick<Config, 'graceMs' | 'idleMs' | 'sweepDelayMs'>): ExpiryLimits {
+  return { closedMs: c.graceMs + c.sweepDelayMs, idleMs: c.idleMs + c.sweepDelayMs };
 }

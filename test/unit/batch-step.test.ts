@@ -19,6 +19,8 @@ import {
 } from '../../src/kafka/batchStep';
 import {
   BARRIER_KEY,
+  CLOSED_SINCE_HEADER,
+  SEEN_AT_HEADER,
   decodePosition,
   positionKey,
   sessionOfKey,
@@ -30,6 +32,7 @@ import { BeforeTransactionError } from '../../src/kafka/transaction';
 import { RegistryUnavailableError, type RegistryCodec } from '../../src/registry/codec';
 import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
 import { haltThenAcknowledgeExample, seedIncidentExample } from '../support/examples';
+import { SessionBuilder } from '../support/sessionBuilder';
 import { AVRO_BODIES, DECIDED_AT, STEP_CONFIG } from '../support/stepContext';
 
 const CONFIG = STEP_CONFIG;
@@ -181,6 +184,47 @@ describe('planBatch', () => {
       [positionKey('in'), false],
     ]);
     expect(plan.overlay.get('closed-long-ago')).toBeNull();
+  });
+});
+
+describe('processing-time stamps (docs/decisions.md 161)', () => {
+  it("stamps each written session's changelog record with the plan's clock, whatever its events' times; a close keeps its first processing time", async () => {
+    const yearAgo = DECIDED_AT - 365 * 86_400_000;
+    // Events stamped a year before the processor's clock: opened, two turns, closed, one more turn.
+    const events = new SessionBuilder('old', yearAgo).open().turns(2).close().turns(1).events;
+    const id = 'old';
+    const committed = new SessionStates();
+    const batch = async (at: number, es: ContextEvent[], from: number) => {
+      const r = es.map((e, i) => record(e, from + i));
+      const d = await decodeBatch(r, 'json', {} as RegistryCodec);
+      const plan = planBatch({ topic: 'in', partition: 0, messages: r }, d, {
+        ...context(committed),
+        clock: () => at,
+      });
+      const written = plan.sends.get('changelog')!.find((m) => m.key === stateKey(id))!;
+      committed.set(id, plan.overlay.get(id)!, plan.stamps.get(id));
+      return { plan, headers: written.headers };
+    };
+    const opened = await batch(DECIDED_AT, events.slice(0, 3), 0);
+    expect(opened.plan.overlay.get(id)!.closedAt).toBeNull();
+    expect(opened.headers).toEqual({ [SEEN_AT_HEADER]: String(DECIDED_AT) });
+    // Closed a minute later by the processor's clock (a year ago by the event's).
+    const closed = await batch(DECIDED_AT + 60_000, events.slice(3, 4), 3);
+    expect(closed.plan.overlay.get(id)!.closedAt).toBe(events[3]!.occurredAt);
+    expect(closed.headers).toEqual({
+      [SEEN_AT_HEADER]: String(DECIDED_AT + 60_000),
+      [CLOSED_SINCE_HEADER]: String(DECIDED_AT + 60_000),
+    });
+    // Reached again after the close: seen later, closed since the close's processing.
+    const again = await batch(DECIDED_AT + 120_000, events.slice(4), 4);
+    expect(again.plan.stamps.get(id)).toEqual({
+      seenAt: DECIDED_AT + 120_000,
+      closedSince: DECIDED_AT + 60_000,
+    });
+    expect(again.headers).toEqual({
+      [SEEN_AT_HEADER]: String(DECIDED_AT + 120_000),
+      [CLOSED_SINCE_HEADER]: String(DECIDED_AT + 60_000),
+    });
   });
 });
 

@@ -117,7 +117,26 @@ export interface StepContext {
   /** The partition's sessions refused at capacity; none: not kept. */
   refused?: RefusedFilter;
   lessons?: PlanLessons;
+  /**
+   * What one transaction may take (docs/decisions.md 162); none: the whole batch. `planBatch`
+   * stops adding records once either is reached (after at least one record).
+   */
+  budget?: TransactionBudget;
 }
+
+/** The work of one transaction: planning time and the estimated bytes it writes. */
+export interface TransactionBudget {
+  /** Milliseconds of planning (by `timer`). */
+  ms: number;
+  /** Estimated bytes of its records: outputs and dead letters, plus `STATE_ESTIMATE_BYTES` per session reached. */
+  bytes: number;
+}
+
+/**
+ * What a session's changelog record is reckoned at before it is serialized (at the end of the
+ * plan): a typical state is ~0.5 KB serialized (bench/README.md), one at every bound up to 29 KB.
+ */
+export const STATE_ESTIMATE_BYTES = 1024;
 
 export interface DeadLetterNote {
   code: DeadLetterCode;
@@ -153,6 +172,9 @@ export interface BatchPlan {
   reserved: number;
   /** The refused filter's chunks as the plan changed them: installed once committed. */
   refused: RefusedFilterView | null;
+  /** Input records the plan took (a prefix of those it was given), and the offset after them. */
+  taken: number;
+  nextOffset: string;
 }
 
 /**
@@ -229,6 +251,8 @@ export class BatchPlanner {
   private readonly limitOf: NonNullable<StepContext['limitOf']>;
   private readonly lessons: PlanLessons;
   private records = 0;
+  private bytes = 0;
+  private added = 0;
   private steps = 0;
   private engineMs = 0;
   private reserved = 0;
@@ -246,6 +270,7 @@ export class BatchPlanner {
 
   private emit(topic: string, message: Message): void {
     this.records++;
+    this.bytes += estimatedBytes(message);
     const list = this.sends.get(topic);
     if (list) list.push(message);
     else this.sends.set(topic, [message]);
@@ -262,8 +287,17 @@ export class BatchPlanner {
     });
   }
 
+  /**
+   * Estimated bytes the plan writes so far: its outputs and dead letters, and
+   * STATE_ESTIMATE_BYTES per session reached (their changelog records are made by `finish`).
+   */
+  get estimatedBytes(): number {
+    return this.bytes + this.overlay.size * STATE_ESTIMATE_BYTES;
+  }
+
   /** One record (`d` is `m` decoded) through the engine, on the batch's copy of its session. */
   add(m: RawRecord, d: DecodedRecord): void {
+    this.added++;
     const input = d.ok ? d.input : d.answer;
     const failure = input === null ? null : this.stepRecord(input, d.ok);
     if (!d.ok) {
@@ -502,6 +536,8 @@ export class BatchPlanner {
       atCapacity: this.atCapacity,
       reserved: this.reserved,
       refused: this.refused,
+      taken: this.added,
+      nextOffset,
     };
   }
 
@@ -527,6 +563,11 @@ function failed(code: DeadLetterCode, stage: string, e: unknown): Failure {
  * A batch planned: its records decoded and added in order, then finished; planned again, with
  * the sessions whose state could not be written checked record by record (`lessons.careful`),
  * until it finishes. Each planned-again session adds to `careful`, so this ends.
+ *
+ * With `ctx.budget`, the plan takes records only until its planning time or its estimated bytes
+ * reach the budget (at least one record): `taken` says how many, and its `nextOffset` is the
+ * offset after the last one taken (`nextOffset` as given once all are taken). The caller commits
+ * it and plans the rest in another transaction (partition.ts).
  */
 export async function planBatch(
   batch: { topic: string; partition: number },
@@ -535,14 +576,24 @@ export async function planBatch(
   ctx: StepContext & { lessons: PlanLessons },
   decode: (m: RawRecord) => DecodedRecord | Promise<DecodedRecord>,
 ): Promise<BatchPlan> {
+  const { budget } = ctx;
   for (;;) {
     const planner = new BatchPlanner(batch, ctx);
+    const started = ctx.timer();
     try {
+      let taken = 0;
       for (const m of messages) {
         const d = decode(m);
         planner.add(m, d instanceof Promise ? await d : d);
+        taken++;
+        if (budget === undefined || taken === messages.length) continue;
+        if (planner.estimatedBytes >= budget.bytes || ctx.timer() - started >= budget.ms) break;
       }
-      return planner.finish(nextOffset);
+      const next =
+        taken === messages.length
+          ? nextOffset
+          : (BigInt(messages[taken - 1]!.offset) + 1n).toString();
+      return planner.finish(next);
     } catch (e) {
       planner.release();
       const careful = ctx.lessons.careful;

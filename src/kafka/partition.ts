@@ -170,6 +170,7 @@ export class PartitionTask {
     // One at a time per partition: two would keep fencing each other's new producer.
     if (this.lifecycle.state === 'resyncing') return;
     this.lifecycle.to('resyncing');
+    this.host.observer.resync?.(this.partition);
     this.log.debug({ partition: this.partition, cause }, 'resynchronising');
     // A resync can outlive its partition (revoked) or the processor (stopped): then it must not
     // touch the consumer, whose seek() throws once it is disconnected.
@@ -285,15 +286,25 @@ export class PartitionTask {
   }
 
   /**
-   * Processes the batch's unprocessed records exactly once; false when it had none (a late
-   * redelivery: nothing is done, and the caller must not move the consumer's position back to
-   * it). Throws when the transaction could not commit (the errors of transaction.ts): nothing of
-   * the batch is then visible, and the committed state is intact. A record the broker refuses as
-   * too large is not one of them: the topic's limit is lowered and the batch planned again, so
-   * that the record behind it is dead-lettered (recordLimits.ts).
+   * Processes the batch's unprocessed records exactly once, in as many transactions as the
+   * transaction budget needs (CG_TRANSACTION_BUDGET_MS / _BYTES; docs/decisions.md 162): each
+   * commits its records' outputs, changelog records and the consumer offset after the last of
+   * them, and `between` is called with that offset's record before the next (the caller
+   * heartbeats there, and says whether to go on). Returns the offset of the last record
+   * processed, or null when the batch had none unprocessed (a late redelivery: nothing is done,
+   * and the caller must not move the consumer's position back to it) or stopped before its
+   * first transaction. Throws when a transaction could not commit (the errors of
+   * transaction.ts): nothing of that transaction is then visible, the committed state is intact
+   * (earlier transactions of the batch stay committed). A record the broker refuses as too large
+   * is not one of them: the topic's limit is lowered and the records planned again, so that the
+   * record behind it is dead-lettered (recordLimits.ts).
    */
-  async process(batch: Batch, consumerGroupId: string): Promise<boolean> {
-    const messages = unprocessedRecords(batch.messages, this.position);
+  async process(
+    batch: Batch,
+    consumerGroupId: string,
+    between: (lastOffset: string) => Promise<boolean> = async () => true,
+  ): Promise<string | null> {
+    let messages = unprocessedRecords(batch.messages, this.position);
     if (messages.length === 0) {
       this.log.warn(
         {
@@ -304,7 +315,7 @@ export class PartitionTask {
         },
         'a batch of records already processed was fetched again; skipped',
       );
-      return false;
+      return null;
     }
     if (messages.length < batch.messages.length)
       this.log.warn(
@@ -316,22 +327,40 @@ export class PartitionTask {
         'a batch began with records already processed; those were skipped',
       );
     const next = (BigInt(batch.lastOffset()) + 1n).toString();
+    let last: string | null = null;
+    for (;;) {
+      const plan = await this.transaction(batch, messages, consumerGroupId, next);
+      last = (BigInt(plan.nextOffset) - 1n).toString();
+      messages = messages.slice(plan.taken);
+      if (messages.length === 0) return batch.lastOffset();
+      // The rest of the fetched batch in the next transaction, after a heartbeat.
+      if (!(await between(last)) || !this.running) return last;
+    }
+  }
+
+  /** One transaction over a prefix of `messages` (as much as the budget takes), committed. */
+  private async transaction(
+    batch: Batch,
+    messages: readonly RawRecord[],
+    consumerGroupId: string,
+    next: string,
+  ): Promise<BatchPlan> {
     for (;;) {
       const t0 = performance.now();
       const plan = await this.plan(batch, messages, next);
       const t1 = performance.now();
       let times: CommitTimes;
       try {
-        times = await this.commit(plan, batch, consumerGroupId, next);
+        times = await this.commit(plan, batch, consumerGroupId);
       } catch (e) {
         this.capacity?.release(plan.reserved);
         if (e instanceof RecordTooLargeError && this.learnTooLarge(e)) continue;
         throw e;
       }
-      this.committed(plan, batch, next);
+      this.committed(plan, batch, (times.committed - t0) / 1000);
       this.capacity?.release(plan.reserved);
-      this.logCommit(messages.length, plan.records, t0, t1, times);
-      return true;
+      this.logCommit(plan.taken, plan.records, t0, t1, times);
+      return plan;
     }
   }
 
@@ -353,17 +382,13 @@ export class PartitionTask {
         ...(this.capacity === null ? {} : { capacity: this.capacity }),
         refused: this.refused,
         lessons: new PlanLessons(),
+        budget: { ms: c.transactionBudgetMs, bytes: c.transactionBudgetBytes },
       },
       (m) => decodeForBatch(m, c.inputFormat, this.host.codec),
     );
   }
 
-  private commit(
-    plan: BatchPlan,
-    batch: Batch,
-    consumerGroupId: string,
-    next: string,
-  ): Promise<CommitTimes> {
+  private commit(plan: BatchPlan, batch: Batch, consumerGroupId: string): Promise<CommitTimes> {
     return commitWithin(
       commitBatch(
         this.producer,
@@ -372,7 +397,7 @@ export class PartitionTask {
           consumerGroupId,
           topic: batch.topic,
           partition: batch.partition,
-          nextOffset: next,
+          nextOffset: plan.nextOffset,
           partitionCounts: this.host.partitionCounts,
           limitOf: (topic) => this.host.limits.of(topic),
         },
@@ -403,13 +428,16 @@ export class PartitionTask {
     return news;
   }
 
-  /** The transaction committed: its state becomes the partition's, and it is reported. */
-  private committed(plan: BatchPlan, batch: Batch, next: string): void {
-    this.host.observer.transaction?.('committed', plan.records);
-    this.position = BigInt(next);
+  /**
+   * The transaction committed (`seconds` after its plan began): its state becomes the
+   * partition's, and it is reported.
+   */
+  private committed(plan: BatchPlan, batch: Batch, seconds: number): void {
+    this.host.observer.transaction?.('committed', plan.records, seconds);
+    this.position = BigInt(plan.nextOffset);
     this.host.observer.lag?.(
       this.partition,
-      Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(next))),
+      Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(plan.nextOffset))),
     );
     for (const [sessionId, state] of plan.overlay) {
       if (state === null) this.sessions.delete(sessionId);

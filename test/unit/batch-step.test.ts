@@ -11,7 +11,10 @@ import type { ContextEvent } from '../../src/engine/events';
 import { serializeState } from '../../src/engine/serialize';
 import {
   BatchPlanner,
+  PlanLessons,
   decodeForBatch,
+  planBatch as planInBudget,
+  type TransactionBudget,
   unprocessedRecords,
   type BatchPlan,
   type StepConfig,
@@ -225,6 +228,69 @@ describe('processing-time stamps (docs/decisions.md 161)', () => {
       [SEEN_AT_HEADER]: String(DECIDED_AT + 120_000),
       [CLOSED_SINCE_HEADER]: String(DECIDED_AT + 60_000),
     });
+  });
+});
+
+describe('the transaction budget (docs/decisions.md 162)', () => {
+  /** The batch in transactions of at most `budget`, each committed before the next is planned. */
+  async function inTransactions(budget: TransactionBudget) {
+    const { committed, rest } = fixture();
+    const records = rest.map((e, i) => record(e, 100 + i));
+    const end = String(100 + records.length + 5); // the fetched batch ends past its last record
+    const plans: BatchPlan[] = [];
+    let left: readonly RawRecord[] = records;
+    while (left.length > 0) {
+      let t = 0;
+      const p = await planInBudget(
+        { topic: 'in', partition: 0 },
+        left,
+        end,
+        {
+          ...context(committed),
+          timer: () => (t += 1),
+          lessons: new PlanLessons(),
+          budget,
+        },
+        (m) => decodeForBatch(m, 'json', {} as RegistryCodec),
+      );
+      for (const [id, st] of p.overlay) committed.set(id, st!, p.stamps.get(id));
+      plans.push(p);
+      left = left.slice(p.taken);
+    }
+    return { plans, records, end };
+  }
+  const outputsOf = (plans: BatchPlan[]) =>
+    ['verdicts', 'spills', 'audits', 'dlq'].map((t) => plans.flatMap((p) => values(p.sends, t)));
+
+  it('splits a batch into transactions of at most the byte budget (at least one record each), each ending at the offset after its last record, with the outputs of one transaction', async () => {
+    const whole = await inTransactions({ ms: 1e9, bytes: 1e12 });
+    expect(whole.plans).toHaveLength(1);
+    expect(whole.plans[0]!.nextOffset).toBe(whole.end);
+    const split = await inTransactions({ ms: 1e9, bytes: 1 });
+    expect(split.plans).toHaveLength(split.records.length); // 1 byte: one record each
+    split.plans.forEach((p, i) => {
+      expect(p.taken).toBe(1);
+      const last = i === split.plans.length - 1;
+      expect(p.nextOffset).toBe(last ? split.end : String(100 + i + 1));
+      expect(decodePosition(p.sends.get('changelog')!.at(-1)!.value as Buffer)).toBe(p.nextOffset);
+    });
+    expect(outputsOf(split.plans)).toEqual(outputsOf(whole.plans));
+    const some = await inTransactions({ ms: 1e9, bytes: 4_096 });
+    expect(some.plans.length).toBeGreaterThan(1);
+    expect(some.plans.length).toBeLessThan(some.records.length);
+    expect(outputsOf(some.plans)).toEqual(outputsOf(whole.plans));
+  });
+
+  it('stops a transaction once its planning time reaches the time budget: a shorter budget, more transactions', async () => {
+    // The test's timer advances 1 ms per reading (the engine's timing reads it too).
+    const short = await inTransactions({ ms: 3, bytes: 1e12 });
+    const longer = await inTransactions({ ms: 30, bytes: 1e12 });
+    expect(longer.plans.length).toBeGreaterThan(1);
+    expect(short.plans.length).toBeGreaterThan(longer.plans.length);
+    for (const { plans, records } of [short, longer]) {
+      expect(plans.reduce((n, p) => n + p.taken, 0)).toBe(records.length);
+      expect(outputsOf(plans)).toEqual(outputsOf(short.plans));
+    }
   });
 });
 

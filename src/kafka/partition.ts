@@ -327,10 +327,9 @@ export class PartitionTask {
         'a batch began with records already processed; those were skipped',
       );
     const next = (BigInt(batch.lastOffset()) + 1n).toString();
-    let last: string | null = null;
     for (;;) {
       const plan = await this.transaction(batch, messages, consumerGroupId, next);
-      last = (BigInt(plan.nextOffset) - 1n).toString();
+      const last = (BigInt(plan.nextOffset) - 1n).toString();
       messages = messages.slice(plan.taken);
       if (messages.length === 0) return batch.lastOffset();
       // The rest of the fetched batch in the next transaction, after a heartbeat.

@@ -141,6 +141,46 @@ describe('memory freed by processing time (contract §4 "Freeing memory")', () =
     }
   });
 
+  it("a session's processing-time stamp is in its changelog record's headers and survives a restart (the restore does not restamp it)", async () => {
+    const c = testConfig({ partitions: 1 });
+    const events = new SessionBuilder('stamped', Date.now() - YEAR_MS)
+      .open()
+      .turns(3)
+      .close().events;
+    const stampIn = async (running: Awaited<ReturnType<typeof startProcessor>>) => {
+      await waitFor(
+        'the partition to be restored',
+        async () => running.processor.isReady(),
+        60_000,
+      );
+      return running.processor.partitions().get(0)!.sessions.stampOf('stamped');
+    };
+    const first = await startProcessor(c, pino({ level: 'silent' }));
+    let before;
+    try {
+      await produceEvents(c, events);
+      await waitAllCommitted(c, 60_000);
+      before = await stampIn(first);
+    } finally {
+      await first.stop();
+    }
+    expect(before).toEqual({ seenAt: expect.any(Number), closedSince: expect.any(Number) });
+    expect(Date.now() - before!.seenAt).toBeLessThan(120_000); // processing time, not a year ago
+    const records = await drain([c.changelogTopic], 1, 2_000, 60_000);
+    const record = records.filter((x) => x.key === 'stamped').at(-1)!;
+    expect(record.headers).toEqual({
+      'cg.seen-at': String(before!.seenAt),
+      'cg.closed-since': String(before!.closedSince),
+    });
+    await sleep(1_000); // a restore stamping with its own time would differ
+    const second = await startProcessor(c, pino({ level: 'silent' }));
+    try {
+      expect(await stampIn(second)).toEqual(before);
+    } finally {
+      await second.stop();
+    }
+  });
+
   it('SIGKILL/restart cycles over a replay of events stamped a year ago: exactly once, every verdict as `audit` decides', async () => {
     const CYCLES = 4;
     const c = testConfig({ partitions: 3, sessionTimeoutMs: 6_000, transactionTimeoutMs: 5_000 });

@@ -28,6 +28,7 @@ import { evolveInPlace } from '../src/engine/step';
 import { estimatedBytes } from '../src/kafka/outputChunks';
 import { auditRecordType, spillRequestType, verdictType } from '../src/schema/schemas';
 import { parseBenchArgs } from './args';
+import { PINNED_POLICY } from './amplificationShapes';
 
 interface Options {
   turns: number;
@@ -53,15 +54,7 @@ function sessionEvents(o: Options, pinned: boolean): ContextEvent[] {
     {
       type: 'SessionOpened',
       ...env(),
-      policy: {
-        windowTokens: 200_000,
-        triggerTokens: 160_000,
-        ceilingTokens: 160_000,
-        floor: { unit: 'TURNS', span: 12 },
-        truncatorUnit: 'TURNS',
-        coverage: 'PINNED',
-        spill: 'ENABLED',
-      },
+      policy: PINNED_POLICY,
     },
   ];
   for (let t = 0; t < o.turns; t++) {

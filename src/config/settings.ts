@@ -280,6 +280,24 @@ export const SETTINGS = {
       'short, because a transaction begun right after a commit gets CONCURRENT_TRANSACTIONS until the markers are written',
     parse: integer(1),
   }),
+  transactionBudgetMs: setting({
+    env: 'CG_TRANSACTION_BUDGET_MS',
+    // Well below the session timeout: partitions processed concurrently share one event loop,
+    // and a transaction's commit comes on top (docs/decisions.md 162).
+    default: 500,
+    help:
+      'planning time of one transaction: a fetched batch that takes longer is committed in several ' +
+      'transactions, with a consumer heartbeat between them (keep it well below CG_SESSION_TIMEOUT_MS)',
+    parse: integer(1),
+  }),
+  transactionBudgetBytes: setting({
+    env: 'CG_TRANSACTION_BUDGET_BYTES',
+    default: 4 * 1024 * 1024,
+    help:
+      'estimated bytes one transaction writes (outputs, dead letters, ~1 KiB per changelog state): ' +
+      'a fetched batch that would write more is committed in several transactions',
+    parse: integer(1),
+  }),
   sessionTimeoutMs: setting({
     env: 'CG_SESSION_TIMEOUT_MS',
     default: 10_000,

@@ -29,7 +29,13 @@ import { serializeState } from '../engine/serialize';
 import { blindState, cloneState, type SessionState } from '../engine/state';
 import { RegistryUnavailableError, type RegistryCodec } from '../registry/codec';
 import { atCapacityVerdict, type SessionCapacity } from './capacity';
-import { encodePosition, positionKey, refusedChunkKey, stateKey } from './changelogKeys';
+import {
+  encodePosition,
+  positionKey,
+  refusedChunkKey,
+  stampHeaders,
+  stateKey,
+} from './changelogKeys';
 import { deadLetter } from './deadLetters';
 import { estimatedBytes } from './outputChunks';
 import { EventTally } from './processorObserver';
@@ -44,6 +50,7 @@ import {
   type RawRecord,
 } from './records';
 import { RefusedFilterView, type RefusedFilter } from './refusedFilter';
+import { stampAfter, type Stamp } from './sessionStates';
 import { BeforeTransactionError } from './transaction';
 
 /** The settings a batch's plan reads. */
@@ -63,6 +70,8 @@ export interface CommittedStates {
   has(sessionId: string): boolean;
   /** A copy the caller may change in place, or undefined for an unknown session. */
   owned(sessionId: string): SessionState | undefined;
+  /** When the session's SessionClosed was processed (sessionStates.ts); null: open or unknown. */
+  closedSince?(sessionId: string): number | null;
 }
 
 /** Why a record is dead-lettered although it decoded: the stage that failed on it. */
@@ -110,7 +119,26 @@ export interface StepContext {
   /** The partition's sessions refused at capacity; none: not kept. */
   refused?: RefusedFilter;
   lessons?: PlanLessons;
+  /**
+   * What one transaction may take (docs/decisions.md 162); none: the whole batch. `planBatch`
+   * stops adding records once either is reached (after at least one record).
+   */
+  budget?: TransactionBudget;
 }
+
+/** The work of one transaction: planning time and the estimated bytes it writes. */
+export interface TransactionBudget {
+  /** Milliseconds of planning (by `timer`). */
+  ms: number;
+  /** Estimated bytes of its records: outputs and dead letters, plus `STATE_ESTIMATE_BYTES` per session reached. */
+  bytes: number;
+}
+
+/**
+ * What a session's changelog record is reckoned at before it is serialized (at the end of the
+ * plan): a typical state is ~0.5 KB serialized (bench/README.md), one at every bound up to 29 KB.
+ */
+export const STATE_ESTIMATE_BYTES = 1024;
 
 export interface DeadLetterNote {
   code: DeadLetterCode;
@@ -130,6 +158,8 @@ export interface BatchPlan {
   sends: Map<string, Message[]>;
   /** Each touched session's state after the batch; null: freed (its changelog record is a tombstone). */
   overlay: Map<string, SessionState | null>;
+  /** Each touched session's stamp (processing time: the plan's), as its changelog record's headers hold it. */
+  stamps: Map<string, Stamp>;
   /** The engine's outputs, in order (reported once committed). */
   delivered: Output[];
   deadLetters: DeadLetterNote[];
@@ -144,6 +174,9 @@ export interface BatchPlan {
   reserved: number;
   /** The refused filter's chunks as the plan changed them: installed once committed. */
   refused: RefusedFilterView | null;
+  /** Input records the plan took (a prefix of those it was given), and the offset after them. */
+  taken: number;
+  nextOffset: string;
 }
 
 /**
@@ -222,6 +255,8 @@ export class BatchPlanner {
   private readonly limitOf: NonNullable<StepContext['limitOf']>;
   private readonly lessons: PlanLessons;
   private records = 0;
+  private bytes = 0;
+  private added = 0;
   private steps = 0;
   private engineMs = 0;
   private reserved = 0;
@@ -239,6 +274,7 @@ export class BatchPlanner {
 
   private emit(topic: string, message: Message): void {
     this.records++;
+    this.bytes += estimatedBytes(message);
     const list = this.sends.get(topic);
     if (list) list.push(message);
     else this.sends.set(topic, [message]);
@@ -255,8 +291,17 @@ export class BatchPlanner {
     });
   }
 
+  /**
+   * Estimated bytes the plan writes so far: its outputs and dead letters, and
+   * STATE_ESTIMATE_BYTES per session reached (their changelog records are made by `finish`).
+   */
+  get estimatedBytes(): number {
+    return this.bytes + this.overlay.size * STATE_ESTIMATE_BYTES;
+  }
+
   /** One record (`d` is `m` decoded) through the engine, on the batch's copy of its session. */
   add(m: RawRecord, d: DecodedRecord): void {
+    this.added++;
     const input = d.ok ? d.input : d.answer;
     const failure = input === null ? null : this.stepRecord(input, d.ok);
     if (!d.ok) {
@@ -465,15 +510,24 @@ export class BatchPlanner {
     const changelog = this.ctx.config.changelogTopic;
     this.ctx.sweep?.(this.overlay);
     const unserializable: string[] = [];
+    // The processing time of every session the batch reached (docs/decisions.md 161).
+    const at = this.ctx.clock();
+    const stamps = new Map<string, Stamp>();
     for (const [sessionId, state] of this.overlay) {
-      // A session freed by wall clock loses its evidence head F with its state: it joins the
+      // A session freed by the sweep loses its evidence head F with its state: it joins the
       // refused filter, so that if it comes back it starts blind (F at the top), never with less
       // than the engine would have handed on (docs/decisions.md 124).
       if (state === null) this.refused?.add(sessionId);
       const key = stateKey(sessionId);
       const value = state === null ? null : this.changelogValue(key, state);
       if (value === undefined) unserializable.push(sessionId);
-      else this.emit(changelog, { key, value, partition: batch.partition });
+      else if (state === null) this.emit(changelog, { key, value, partition: batch.partition });
+      else {
+        const stamp = stampAfter(state, at, this.ctx.committed.closedSince?.(sessionId));
+        stamps.set(sessionId, stamp);
+        const headers = stampHeaders(stamp);
+        this.emit(changelog, { key, value, headers, partition: batch.partition });
+      }
     }
     if (unserializable.length > 0) throw new UnserializableStates(unserializable);
     for (const [i, chunk] of this.refused?.changed() ?? []) {
@@ -488,6 +542,7 @@ export class BatchPlanner {
     return {
       sends: this.sends,
       overlay: this.overlay,
+      stamps,
       delivered: this.delivered,
       deadLetters: this.deadLetters,
       tally: this.tally,
@@ -497,6 +552,8 @@ export class BatchPlanner {
       atCapacity: this.atCapacity,
       reserved: this.reserved,
       refused: this.refused,
+      taken: this.added,
+      nextOffset,
     };
   }
 
@@ -522,6 +579,11 @@ function failed(code: DeadLetterCode, stage: string, e: unknown): Failure {
  * A batch planned: its records decoded and added in order, then finished; planned again, with
  * the sessions whose state could not be written checked record by record (`lessons.careful`),
  * until it finishes. Each planned-again session adds to `careful`, so this ends.
+ *
+ * With `ctx.budget`, the plan takes records only until its planning time or its estimated bytes
+ * reach the budget (at least one record): `taken` says how many, and its `nextOffset` is the
+ * offset after the last one taken (`nextOffset` as given once all are taken). The caller commits
+ * it and plans the rest in another transaction (partition.ts).
  */
 export async function planBatch(
   batch: { topic: string; partition: number },
@@ -530,14 +592,24 @@ export async function planBatch(
   ctx: StepContext & { lessons: PlanLessons },
   decode: (m: RawRecord) => DecodedRecord | Promise<DecodedRecord>,
 ): Promise<BatchPlan> {
+  const { budget } = ctx;
   for (;;) {
     const planner = new BatchPlanner(batch, ctx);
+    const started = ctx.timer();
     try {
+      let taken = 0;
       for (const m of messages) {
         const d = decode(m);
         planner.add(m, d instanceof Promise ? await d : d);
+        taken++;
+        if (budget === undefined || taken === messages.length) continue;
+        if (planner.estimatedBytes >= budget.bytes || ctx.timer() - started >= budget.ms) break;
       }
-      return planner.finish(nextOffset);
+      const next =
+        taken === messages.length
+          ? nextOffset
+          : (BigInt(messages[taken - 1]!.offset) + 1n).toString();
+      return planner.finish(next);
     } catch (e) {
       planner.release();
       const careful = ctx.lessons.careful;

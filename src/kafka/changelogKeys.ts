@@ -19,7 +19,13 @@
  *   capacity, written in the same transaction as the batch that refused them, so a restart or a
  *   new owner of the partition does not forget them (a forgotten one would get state as if it
  *   had no past).
+ *
+ * A session's record carries its processing-time stamp (sessionStates.ts `Stamp`) in headers,
+ * beside the engine's serialized state: `cg.seen-at`, the wall-clock ms of the batch that wrote
+ * it, and `cg.closed-since`, when its SessionClosed was processed (absent while open). A record
+ * without `cg.seen-at` was written before stamps (docs/decisions.md 161).
  */
+import type { Stamp } from './sessionStates';
 
 const CONTROL_PREFIX = '\u0000';
 
@@ -64,4 +70,37 @@ export function encodePosition(nextOffset: string): string {
 export function decodePosition(value: Buffer | null): string | null {
   const text = value?.toString('utf8') ?? '';
   return /^(0|[1-9][0-9]{0,18})$/.test(text) ? text : null;
+}
+
+export const SEEN_AT_HEADER = 'cg.seen-at';
+export const CLOSED_SINCE_HEADER = 'cg.closed-since';
+
+/** A session record's headers for its stamp. */
+export function stampHeaders(s: Stamp): Record<string, string> {
+  return s.closedSince === null
+    ? { [SEEN_AT_HEADER]: String(s.seenAt) }
+    : { [SEEN_AT_HEADER]: String(s.seenAt), [CLOSED_SINCE_HEADER]: String(s.closedSince) };
+}
+
+type Headers = Record<string, Buffer | string | (Buffer | string)[] | undefined> | undefined;
+
+function millis(v: Buffer | string | (Buffer | string)[] | undefined): number | null {
+  const one = Array.isArray(v) ? v[0] : v;
+  const text = one === undefined ? '' : one.toString();
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(text)) return null;
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+/**
+ * The stamp a session record's headers hold, or null for a record without one (written before
+ * stamps, or with a value that is not one): the restore then stamps it with its own time.
+ */
+export function stampOfHeaders(headers: Headers): Stamp | null {
+  const seenAt = millis(headers?.[SEEN_AT_HEADER]);
+  if (seenAt === null) return null;
+  const closed = headers?.[CLOSED_SINCE_HEADER];
+  if (closed === undefined) return { seenAt, closedSince: null };
+  const closedSince = millis(closed);
+  return closedSince === null ? null : { seenAt, closedSince };
 }

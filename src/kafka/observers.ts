@@ -23,6 +23,7 @@ export function combineObservers(...observers: ProcessorObserver[]): ProcessorOb
     transaction: all('transaction'),
     engineSteps: all('engineSteps'),
     rebalance: all('rebalance'),
+    resync: all('resync'),
     restored: all('restored'),
     lag: all('lag'),
     refusedAtCapacity: all('refusedAtCapacity'),

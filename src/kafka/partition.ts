@@ -25,7 +25,7 @@ import type { RawRecord } from './records';
 import { RefusedFilter } from './refusedFilter';
 import { PartitionLifecycle, type PartitionState } from './partitionLifecycle';
 import type { ProcessorObserver } from './processorObserver';
-import { SessionStates } from './sessionStates';
+import { SessionStates, type ExpiryLimits } from './sessionStates';
 import { restorePartitions, writeBarrier, type RestoreTarget } from './restore';
 import { retryUntilDone } from '../retry';
 import { withTimeout } from '../time';
@@ -39,11 +39,18 @@ import {
 } from './transaction';
 
 /**
- * Restored sessions (kept as bytes) decoded per sweep (every 10 s) to find the closed and idle
- * ones: a few µs each, so a sweep adds a few ms to its batch; 100k untouched sessions of a
- * partition are all looked at within ~17 minutes, and again in every such round.
+ * Restored sessions without a stamp (records written before stamps) decoded per sweep (every
+ * 10 s) to learn whether they are closed: a few µs each, so a sweep adds a few ms to its batch;
+ * 100k such sessions of a partition are all looked at within ~17 minutes, once.
  */
 const CLASSIFY_PER_SWEEP = 1_000;
+
+/**
+ * Sessions one sweep frees at most: each is a tombstone in the batch's transaction, so a
+ * partition whose sessions all expire together (a restore of an old changelog) frees them over
+ * several batches instead of in one transaction of unbounded size (docs/decisions.md 162).
+ */
+const FREED_PER_SWEEP = 10_000;
 
 /** Pause before a failed restore or resynchronisation of a partition is tried again. */
 const RESYNC_RETRY_MS = 1_000;
@@ -91,6 +98,8 @@ export class PartitionTask {
    */
   private position: bigint | null = null;
   private lastSweep = 0;
+  /** The last sweep stopped at FREED_PER_SWEEP: the next batch sweeps again. */
+  private sweepUnfinished = false;
   private readonly config: Config;
   private readonly log: Logger;
   private readonly capacity: SessionCapacity | null;
@@ -161,6 +170,7 @@ export class PartitionTask {
     // One at a time per partition: two would keep fencing each other's new producer.
     if (this.lifecycle.state === 'resyncing') return;
     this.lifecycle.to('resyncing');
+    this.host.observer.resync?.(this.partition);
     this.log.debug({ partition: this.partition, cause }, 'resynchronising');
     // A resync can outlive its partition (revoked) or the processor (stopped): then it must not
     // touch the consumer, whose seek() throws once it is disconnected.
@@ -253,6 +263,7 @@ export class PartitionTask {
       c.groupId,
       targets,
       RESTORE_TIMEOUT_MS,
+      clock,
     );
     for (const [i, t] of tasks.entries()) t.restored(targets[i]!.position ?? null);
     host.observer.restored?.((clock() - started) / 1000);
@@ -275,15 +286,25 @@ export class PartitionTask {
   }
 
   /**
-   * Processes the batch's unprocessed records exactly once; false when it had none (a late
-   * redelivery: nothing is done, and the caller must not move the consumer's position back to
-   * it). Throws when the transaction could not commit (the errors of transaction.ts): nothing of
-   * the batch is then visible, and the committed state is intact. A record the broker refuses as
-   * too large is not one of them: the topic's limit is lowered and the batch planned again, so
-   * that the record behind it is dead-lettered (recordLimits.ts).
+   * Processes the batch's unprocessed records exactly once, in as many transactions as the
+   * transaction budget needs (CG_TRANSACTION_BUDGET_MS / _BYTES; docs/decisions.md 162): each
+   * commits its records' outputs, changelog records and the consumer offset after the last of
+   * them, and `between` is called with that offset's record before the next (the caller
+   * heartbeats there, and says whether to go on). Returns the offset of the last record
+   * processed, or null when the batch had none unprocessed (a late redelivery: nothing is done,
+   * and the caller must not move the consumer's position back to it) or stopped before its
+   * first transaction. Throws when a transaction could not commit (the errors of
+   * transaction.ts): nothing of that transaction is then visible, the committed state is intact
+   * (earlier transactions of the batch stay committed). A record the broker refuses as too large
+   * is not one of them: the topic's limit is lowered and the records planned again, so that the
+   * record behind it is dead-lettered (recordLimits.ts).
    */
-  async process(batch: Batch, consumerGroupId: string): Promise<boolean> {
-    const messages = unprocessedRecords(batch.messages, this.position);
+  async process(
+    batch: Batch,
+    consumerGroupId: string,
+    between: (lastOffset: string) => Promise<boolean> = async () => true,
+  ): Promise<string | null> {
+    let messages = unprocessedRecords(batch.messages, this.position);
     if (messages.length === 0) {
       this.log.warn(
         {
@@ -294,7 +315,7 @@ export class PartitionTask {
         },
         'a batch of records already processed was fetched again; skipped',
       );
-      return false;
+      return null;
     }
     if (messages.length < batch.messages.length)
       this.log.warn(
@@ -307,21 +328,38 @@ export class PartitionTask {
       );
     const next = (BigInt(batch.lastOffset()) + 1n).toString();
     for (;;) {
+      const plan = await this.transaction(batch, messages, consumerGroupId, next);
+      const last = (BigInt(plan.nextOffset) - 1n).toString();
+      messages = messages.slice(plan.taken);
+      if (messages.length === 0) return batch.lastOffset();
+      // The rest of the fetched batch in the next transaction, after a heartbeat.
+      if (!(await between(last)) || !this.running) return last;
+    }
+  }
+
+  /** One transaction over a prefix of `messages` (as much as the budget takes), committed. */
+  private async transaction(
+    batch: Batch,
+    messages: readonly RawRecord[],
+    consumerGroupId: string,
+    next: string,
+  ): Promise<BatchPlan> {
+    for (;;) {
       const t0 = performance.now();
       const plan = await this.plan(batch, messages, next);
       const t1 = performance.now();
       let times: CommitTimes;
       try {
-        times = await this.commit(plan, batch, consumerGroupId, next);
+        times = await this.commit(plan, batch, consumerGroupId);
       } catch (e) {
         this.capacity?.release(plan.reserved);
         if (e instanceof RecordTooLargeError && this.learnTooLarge(e)) continue;
         throw e;
       }
-      this.committed(plan, batch, next);
+      this.committed(plan, batch, (times.committed - t0) / 1000);
       this.capacity?.release(plan.reserved);
-      this.logCommit(messages.length, plan.records, t0, t1, times);
-      return true;
+      this.logCommit(plan.taken, plan.records, t0, t1, times);
+      return plan;
     }
   }
 
@@ -344,6 +382,7 @@ export class PartitionTask {
         ...(this.capacity === null ? {} : { capacity: this.capacity }),
         refused: this.refused,
         lessons: new PlanLessons(),
+        budget: { ms: c.transactionBudgetMs, bytes: c.transactionBudgetBytes },
       },
       (m) => decodeForBatch(m, c.inputFormat, this.host.codec, route),
     );
@@ -360,12 +399,7 @@ export class PartitionTask {
     return n;
   }
 
-  private commit(
-    plan: BatchPlan,
-    batch: Batch,
-    consumerGroupId: string,
-    next: string,
-  ): Promise<CommitTimes> {
+  private commit(plan: BatchPlan, batch: Batch, consumerGroupId: string): Promise<CommitTimes> {
     return commitWithin(
       commitBatch(
         this.producer,
@@ -374,7 +408,7 @@ export class PartitionTask {
           consumerGroupId,
           topic: batch.topic,
           partition: batch.partition,
-          nextOffset: next,
+          nextOffset: plan.nextOffset,
           partitionCounts: this.host.partitionCounts,
           limitOf: (topic) => this.host.limits.of(topic),
         },
@@ -405,17 +439,20 @@ export class PartitionTask {
     return news;
   }
 
-  /** The transaction committed: its state becomes the partition's, and it is reported. */
-  private committed(plan: BatchPlan, batch: Batch, next: string): void {
-    this.host.observer.transaction?.('committed', plan.records);
-    this.position = BigInt(next);
+  /**
+   * The transaction committed (`seconds` after its plan began): its state becomes the
+   * partition's, and it is reported.
+   */
+  private committed(plan: BatchPlan, batch: Batch, seconds: number): void {
+    this.host.observer.transaction?.('committed', plan.records, seconds);
+    this.position = BigInt(plan.nextOffset);
     this.host.observer.lag?.(
       this.partition,
-      Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(next))),
+      Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(plan.nextOffset))),
     );
     for (const [sessionId, state] of plan.overlay) {
       if (state === null) this.sessions.delete(sessionId);
-      else this.sessions.set(sessionId, state);
+      else this.sessions.set(sessionId, state, plan.stamps.get(sessionId));
     }
     plan.refused?.commit();
     for (const d of plan.deadLetters) {
@@ -473,36 +510,29 @@ export class PartitionTask {
   }
 
   /**
-   * Frees expired sessions by wall clock, with a tombstone in the changelog: closed ones past
-   * the grace period (contract §4), and idle ones (any session whose lastEventAt is older than
-   * the idle period). `sweepDelayMs` beyond either keeps late events deciding as offline, which
-   * drops the state in event time first. At most every 10 s.
+   * Frees expired sessions by processing time (contract §4 "Freeing memory"; docs/decisions.md
+   * 161), with a tombstone in the changelog: closed ones whose SessionClosed was processed longer
+   * ago than the grace period, and any session no record reached for the idle period, each plus
+   * `sweepDelayMs`, by this processor's clock and whatever the events' own times (a replay of
+   * old events decides as `audit` does; junk stamped far in the past or future is held exactly
+   * as long as any other session). At most every 10 s (or at the next batch when the last sweep
+   * stopped at FREED_PER_SWEEP), at most FREED_PER_SWEEP sessions.
    */
   private sweepExpired(overlay: Map<string, SessionState | null>): void {
     const now = this.host.clock();
-    if (now - this.lastSweep < 10_000) return;
+    if (now - this.lastSweep < 10_000 && !this.sweepUnfinished) return;
     this.lastSweep = now;
-    const expired = expiredBy(now, this.config);
-    // Restored sessions kept as bytes: a bounded number decoded per sweep to learn their times.
-    this.sessions.classify(CLASSIFY_PER_SWEEP, expired);
-    for (const [sessionId, s] of this.sessions.decoded()) {
-      if (overlay.has(sessionId)) continue;
-      if (expired(s)) overlay.set(sessionId, null);
-    }
+    this.sessions.classify(CLASSIFY_PER_SWEEP);
+    const expired = this.sessions.expired(now, expiryLimits(this.config), FREED_PER_SWEEP);
+    this.sweepUnfinished = expired.length >= FREED_PER_SWEEP;
+    for (const sessionId of expired) if (!overlay.has(sessionId)) overlay.set(sessionId, null);
   }
 }
 
 /**
- * Whether the processor may free a session by wall clock `now`: closed longer ago than the
- * grace period, or idle (its last event) longer than the idle period, each plus the sweep delay.
+ * The sweep's periods of processing time: a closed session's grace, any session's idle period,
+ * each plus the sweep delay.
  */
-export function expiredBy(
-  now: number,
-  c: Pick<Config, 'graceMs' | 'idleMs' | 'sweepDelayMs'>,
-): (s: SessionState) => boolean {
-  const closedLimit = c.graceMs + c.sweepDelayMs;
-  const idleLimit = c.idleMs + c.sweepDelayMs;
-  return (s) =>
-    (s.closedAt !== null && now - s.closedAt > closedLimit) ||
-    (s.lastEventAt !== null && now - s.lastEventAt > idleLimit);
+export function expiryLimits(c: Pick<Config, 'graceMs' | 'idleMs' | 'sweepDelayMs'>): ExpiryLimits {
+  return { closedMs: c.graceMs + c.sweepDelayMs, idleMs: c.idleMs + c.sweepDelayMs };
 }

@@ -251,10 +251,23 @@ export class Processor implements SessionDirectory {
       await heartbeat();
     }
     if (isStale()) return;
+    // A heartbeat that fails (a rebalance) between two transactions of the batch stops it there:
+    // what was committed stays, and kafkajs is told, as after the batch (below).
+    let heartbeatFailed: unknown = null;
+    const between = async (lastOffset: string): Promise<boolean> => {
+      resolveOffset(lastOffset);
+      try {
+        await heartbeat();
+      } catch (e) {
+        heartbeatFailed = e;
+        return false;
+      }
+      return isRunning() && !isStale();
+    };
     try {
       // A late redelivery of committed records is not resolved: kafkajs' position stays ahead.
-      if (await task.process(batch, c.groupId)) resolveOffset(batch.lastOffset());
-      await heartbeat();
+      const last = await task.process(batch, c.groupId, between);
+      if (last !== null) resolveOffset(last);
     } catch (e) {
       if (e instanceof BeforeTransactionError) {
         // Nothing was sent: the state is unchanged, so reading the batch again is exact.
@@ -276,7 +289,10 @@ export class Processor implements SessionDirectory {
         'batch not committed; resynchronising the partition',
       );
       if (this.tasks.get(batch.partition) === task) task.resync(e);
+      return;
     }
+    if (heartbeatFailed !== null) throw heartbeatFailed;
+    await heartbeat();
   }
 
   private seekInput(partition: number, offset: string): void {

@@ -11,10 +11,16 @@ export interface ProcessorObserver {
   batchEvents?(tally: EventTally): void;
   output?(o: Output, latencyMs: number | null): void;
   deadLetter?(code: DeadLetterCode): void;
-  transaction?(outcome: 'committed' | 'aborted', records: number): void;
+  /**
+   * A batch's transaction ended; `seconds`, for a committed one: from the start of its plan to
+   * its commit (a fetched batch may take several transactions: docs/decisions.md 162).
+   */
+  transaction?(outcome: 'committed' | 'aborted', records: number, seconds?: number): void;
   /** Once per batch (with at least one step): its engine steps and their total time. */
   engineSteps?(steps: number, seconds: number): void;
   rebalance?(): void;
+  /** A partition resynchronises from Kafka (a transaction's outcome unknown, fenced, a crash). */
+  resync?(partition: number): void;
   restored?(seconds: number): void;
   lag?(partition: number, records: number): void;
   /**

@@ -14,6 +14,7 @@ import {
   positionKey,
   refusedChunkOfKey,
   sessionOfKey,
+  stampOfHeaders,
 } from './changelogKeys';
 import type { RefusedFilter } from './refusedFilter';
 import type { SessionStates } from './sessionStates';
@@ -60,7 +61,8 @@ export const RESTORE_MAX_BYTES = 50 * 1024 * 1024;
 
 /**
  * Reads the changelog until each target's barrier; fills `states` with each session's
- * serialized state, decoded on its first use (tombstones delete), `refused` with the refused
+ * serialized state, decoded on its first use (tombstones delete), and its stamp (a record
+ * without one: `clock()` at the restore's start), `refused` with the refused
  * filter's chunks, and `position` with the input position of `inputTopic`.
  */
 export async function restorePartitions(
@@ -70,9 +72,11 @@ export async function restorePartitions(
   groupPrefix: string,
   targets: RestoreTarget[],
   timeoutMs: number,
+  clock: () => number = Date.now,
 ): Promise<void> {
   if (targets.length === 0) return;
   const ownPosition = positionKey(inputTopic);
+  const now = clock();
   for (const t of targets) t.position = null;
   const pending = new Map(targets.map((t) => [t.partition, t]));
   const consumer = kafka.consumer({
@@ -116,7 +120,8 @@ export async function restorePartitions(
           const sessionId = sessionOfKey(key);
           if (sessionId !== null) {
             if (m.value === null) target.states.delete(sessionId);
-            else target.states.setSerialized(sessionId, m.value);
+            // A record written before stamps counts as reached at the restore.
+            else target.states.setSerialized(sessionId, m.value, stampOfHeaders(m.headers) ?? now);
           } else if (key === ownPosition) {
             target.position = decodePosition(m.value);
           } else if (key === BARRIER_KEY && m.value?.toString('utf8') === target.nonce) {

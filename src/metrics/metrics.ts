@@ -53,6 +53,8 @@ export class Metrics implements ProcessorObserver, KeyRingObserver {
   readonly restoreDuration: Histogram;
   readonly transactions: Counter<'outcome'>;
   readonly rebalances: Counter;
+  readonly transactionDuration: Histogram;
+  readonly resyncs: Counter;
   readonly ready: Gauge;
   readonly sessionsRefusedAtCapacity: Counter;
   readonly eventsRefusedAtCapacity: Counter;
@@ -165,6 +167,17 @@ export class Metrics implements ProcessorObserver, KeyRingObserver {
     this.rebalances = new Counter({
       name: `${P}rebalances_total`,
       help: 'Consumer group assignments received.',
+      registers,
+    });
+    this.transactionDuration = new Histogram({
+      name: `${P}transaction_duration_seconds`,
+      help: "A committed transaction, from its plan's start to its commit (bounded by CG_TRANSACTION_BUDGET_MS / _BYTES).",
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.resyncs = new Counter({
+      name: `${P}resyncs_total`,
+      help: 'Partitions resynchronised from Kafka (a transaction outcome unknown, a fenced producer, a consumer crash).',
       registers,
     });
     this.ready = new Gauge({
@@ -286,8 +299,13 @@ export class Metrics implements ProcessorObserver, KeyRingObserver {
     this.deadLetters.inc({ code });
   }
 
-  transaction(outcome: 'committed' | 'aborted'): void {
+  transaction(outcome: 'committed' | 'aborted', _records?: number, seconds?: number): void {
     this.transactions.inc({ outcome });
+    if (seconds !== undefined) this.transactionDuration.observe(seconds);
+  }
+
+  resync(): void {
+    this.resyncs.inc();
   }
 
   /** The batch's mean step time: per-step observations cost more than the steps' own metrics. */

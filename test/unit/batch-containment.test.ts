@@ -338,7 +338,7 @@ describe('a state that cannot be serialized', () => {
 describe("a session's committed state that cannot be read", () => {
   it('dead-letters its records as STATE_UNREADABLE and answers its requests', () => {
     const committed = new SessionStates();
-    committed.setSerialized('corrupt', Buffer.from([0x7f, 1, 2, 3]));
+    committed.setSerialized('corrupt', Buffer.from([0x7f, 1, 2, 3]), 0);
     const events = new SessionBuilder('corrupt', 1)
       .skipSeq(20)
       .turns(1)

@@ -11,7 +11,10 @@ import type { ContextEvent } from '../../src/engine/events';
 import { serializeState } from '../../src/engine/serialize';
 import {
   BatchPlanner,
+  PlanLessons,
   decodeForBatch,
+  planBatch as planInBudget,
+  type TransactionBudget,
   unprocessedRecords,
   type BatchPlan,
   type StepConfig,
@@ -19,6 +22,8 @@ import {
 } from '../../src/kafka/batchStep';
 import {
   BARRIER_KEY,
+  CLOSED_SINCE_HEADER,
+  SEEN_AT_HEADER,
   decodePosition,
   positionKey,
   sessionOfKey,
@@ -30,6 +35,7 @@ import { BeforeTransactionError } from '../../src/kafka/transaction';
 import { RegistryUnavailableError, type RegistryCodec } from '../../src/registry/codec';
 import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
 import { haltThenAcknowledgeExample, seedIncidentExample } from '../support/examples';
+import { SessionBuilder } from '../support/sessionBuilder';
 import { AVRO_BODIES, DECIDED_AT, STEP_CONFIG } from '../support/stepContext';
 
 const CONFIG = STEP_CONFIG;
@@ -181,6 +187,110 @@ describe('planBatch', () => {
       [positionKey('in'), false],
     ]);
     expect(plan.overlay.get('closed-long-ago')).toBeNull();
+  });
+});
+
+describe('processing-time stamps (docs/decisions.md 161)', () => {
+  it("stamps each written session's changelog record with the plan's clock, whatever its events' times; a close keeps its first processing time", async () => {
+    const yearAgo = DECIDED_AT - 365 * 86_400_000;
+    // Events stamped a year before the processor's clock: opened, two turns, closed, one more turn.
+    const events = new SessionBuilder('old', yearAgo).open().turns(2).close().turns(1).events;
+    const id = 'old';
+    const committed = new SessionStates();
+    const batch = async (at: number, es: ContextEvent[], from: number) => {
+      const r = es.map((e, i) => record(e, from + i));
+      const d = await decodeBatch(r, 'json', {} as RegistryCodec);
+      const plan = planBatch({ topic: 'in', partition: 0, messages: r }, d, {
+        ...context(committed),
+        clock: () => at,
+      });
+      const written = plan.sends.get('changelog')!.find((m) => m.key === stateKey(id))!;
+      committed.set(id, plan.overlay.get(id)!, plan.stamps.get(id));
+      return { plan, headers: written.headers };
+    };
+    const opened = await batch(DECIDED_AT, events.slice(0, 3), 0);
+    expect(opened.plan.overlay.get(id)!.closedAt).toBeNull();
+    expect(opened.headers).toEqual({ [SEEN_AT_HEADER]: String(DECIDED_AT) });
+    // Closed a minute later by the processor's clock (a year ago by the event's).
+    const closed = await batch(DECIDED_AT + 60_000, events.slice(3, 4), 3);
+    expect(closed.plan.overlay.get(id)!.closedAt).toBe(events[3]!.occurredAt);
+    expect(closed.headers).toEqual({
+      [SEEN_AT_HEADER]: String(DECIDED_AT + 60_000),
+      [CLOSED_SINCE_HEADER]: String(DECIDED_AT + 60_000),
+    });
+    // Reached again after the close: seen later, closed since the close's processing.
+    const again = await batch(DECIDED_AT + 120_000, events.slice(4), 4);
+    expect(again.plan.stamps.get(id)).toEqual({
+      seenAt: DECIDED_AT + 120_000,
+      closedSince: DECIDED_AT + 60_000,
+    });
+    expect(again.headers).toEqual({
+      [SEEN_AT_HEADER]: String(DECIDED_AT + 120_000),
+      [CLOSED_SINCE_HEADER]: String(DECIDED_AT + 60_000),
+    });
+  });
+});
+
+describe('the transaction budget (docs/decisions.md 162)', () => {
+  /** The batch in transactions of at most `budget`, each committed before the next is planned. */
+  async function inTransactions(budget: TransactionBudget) {
+    const { committed, rest } = fixture();
+    const records = rest.map((e, i) => record(e, 100 + i));
+    const end = String(100 + records.length + 5); // the fetched batch ends past its last record
+    const plans: BatchPlan[] = [];
+    let left: readonly RawRecord[] = records;
+    while (left.length > 0) {
+      let t = 0;
+      const p = await planInBudget(
+        { topic: 'in', partition: 0 },
+        left,
+        end,
+        {
+          ...context(committed),
+          timer: () => (t += 1),
+          lessons: new PlanLessons(),
+          budget,
+        },
+        (m) => decodeForBatch(m, 'json', {} as RegistryCodec),
+      );
+      for (const [id, st] of p.overlay) committed.set(id, st!, p.stamps.get(id));
+      plans.push(p);
+      left = left.slice(p.taken);
+    }
+    return { plans, records, end };
+  }
+  const outputsOf = (plans: BatchPlan[]) =>
+    ['verdicts', 'spills', 'audits', 'dlq'].map((t) => plans.flatMap((p) => values(p.sends, t)));
+
+  it('splits a batch into transactions of at most the byte budget (at least one record each), each ending at the offset after its last record, with the outputs of one transaction', async () => {
+    const whole = await inTransactions({ ms: 1e9, bytes: 1e12 });
+    expect(whole.plans).toHaveLength(1);
+    expect(whole.plans[0]!.nextOffset).toBe(whole.end);
+    const split = await inTransactions({ ms: 1e9, bytes: 1 });
+    expect(split.plans).toHaveLength(split.records.length); // 1 byte: one record each
+    split.plans.forEach((p, i) => {
+      expect(p.taken).toBe(1);
+      const last = i === split.plans.length - 1;
+      expect(p.nextOffset).toBe(last ? split.end : String(100 + i + 1));
+      expect(decodePosition(p.sends.get('changelog')!.at(-1)!.value as Buffer)).toBe(p.nextOffset);
+    });
+    expect(outputsOf(split.plans)).toEqual(outputsOf(whole.plans));
+    const some = await inTransactions({ ms: 1e9, bytes: 4_096 });
+    expect(some.plans.length).toBeGreaterThan(1);
+    expect(some.plans.length).toBeLessThan(some.records.length);
+    expect(outputsOf(some.plans)).toEqual(outputsOf(whole.plans));
+  });
+
+  it('stops a transaction once its planning time reaches the time budget: a shorter budget, more transactions', async () => {
+    // The test's timer advances 1 ms per reading (the engine's timing reads it too).
+    const short = await inTransactions({ ms: 3, bytes: 1e12 });
+    const longer = await inTransactions({ ms: 30, bytes: 1e12 });
+    expect(longer.plans.length).toBeGreaterThan(1);
+    expect(short.plans.length).toBeGreaterThan(longer.plans.length);
+    for (const { plans, records } of [short, longer]) {
+      expect(plans.reduce((n, p) => n + p.taken, 0)).toBe(records.length);
+      expect(outputsOf(plans)).toEqual(outputsOf(short.plans));
+    }
   });
 });
 

@@ -12,6 +12,7 @@ import { BatchPlanner, type BatchPlan, type StepContext } from '../../src/kafka/
 import { SessionCapacity } from '../../src/kafka/capacity';
 import { refusedChunkOfKey, sessionOfKey } from '../../src/kafka/changelogKeys';
 import { RefusedFilter, RefusedFilterView } from '../../src/kafka/refusedFilter';
+import { expiryLimits } from '../../src/kafka/partition';
 import { SessionStates } from '../../src/kafka/sessionStates';
 import { verdictType } from '../../src/schema/schemas';
 import { SessionBuilder } from '../support/sessionBuilder';
@@ -331,5 +332,58 @@ describe('unsigned out-of-band junk under a key ring (contract §4b, rev 12)', (
     const later = plan(newcomer('victim'), ringContext(committed, 2, filter));
     expect(later.overlay.get('victim')!.evidenceHead).toBeNull();
     expect(verdicts(later).map((v) => v.decision)).toEqual(['APPROVE']);
+  });
+});
+
+describe('the cap cannot be held or freed on an attacker’s timing (docs/decisions.md 161)', () => {
+  const limits = expiryLimits({
+    graceMs: 3_600_000,
+    idleMs: 30 * 86_400_000,
+    sweepDelayMs: 3_600_000,
+  });
+
+  /** A plan made at processing time `at`, committed as the partition commits it. */
+  function commitAt(
+    committed: SessionStates,
+    filter: RefusedFilter,
+    events: EngineInput[],
+    at: number,
+    max: number,
+  ) {
+    const p = plan(events, { ...context(committed, max, filter), clock: () => at });
+    for (const [id, s] of p.overlay)
+      if (s === null) committed.delete(id);
+      else committed.set(id, s, p.stamps.get(id));
+    p.refused?.commit();
+    return p;
+  }
+
+  it('junk sessions stamped far in the past, far in the future and now fill a cap of 3 for the idle period of processing time, then all go together', () => {
+    const committed = new SessionStates();
+    const filter = new RefusedFilter();
+    const T = DECIDED_AT;
+    const junk = [
+      new SessionBuilder('junk-past', 1).open().events,
+      new SessionBuilder('junk-future', 2 ** 52 - 1 - 10_000).open().events,
+      new SessionBuilder('junk-now', T).open().events,
+    ].flat();
+    commitAt(committed, filter, junk, T, 3);
+    expect(committed.size).toBe(3);
+    // 10 s later (when the old rule freed the far-past one) nothing is freed: the victim's
+    // new session is refused at the cap, and comes back blind later (never approved by it).
+    expect(committed.expired(T + 10_000, limits, 100)).toEqual([]);
+    const refusedVictim = commitAt(committed, filter, newcomer('victim'), T + 10_000, 3);
+    expect(verdicts(refusedVictim).map((v) => [v.decision, v.action])).toEqual([
+      ['REFUSE', 'HALT'],
+    ]);
+    expect(filter.has('victim')).toBe(true);
+    // Nor a moment before the idle period and the sweep delay have passed since they were reached.
+    const idle = limits.idleMs;
+    expect(committed.expired(T + idle, limits, 100)).toEqual([]);
+    expect(committed.expired(T + idle + 1, limits, 100).sort()).toEqual([
+      'junk-future',
+      'junk-now',
+      'junk-past',
+    ]);
   });
 });

@@ -10,8 +10,6 @@ import { capText, quoted, MAX_HEADER_TEXT_BYTES } from '../../src/kafka/boundedT
 import { deadLetter } from '../../src/kafka/deadLetters';
 import { estimatedBytes } from '../../src/kafka/outputChunks';
 import { DEFAULT_MAX_MESSAGE_BYTES, RecordLimits, fits } from '../../src/kafka/recordLimits';
-import { expiredBy } from '../../src/kafka/partition';
-import { emptyState } from '../../src/engine/state';
 
 const SOURCE = { topic: 'agent.context-changes', partition: 3 };
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -140,24 +138,5 @@ describe('RecordLimits', () => {
     // A refusal of something larger than the known limit is no news.
     expect(limits.refused('dlq', 180_000)).toBe(false);
     expect(limits.of('verdicts')).toBe(DEFAULT_MAX_MESSAGE_BYTES);
-  });
-});
-
-describe('expiredBy (the sweep of the processor, by wall clock)', () => {
-  const c = { graceMs: 1_000, idleMs: 10_000, sweepDelayMs: 500 };
-  const state = (closedAt: number | null, lastEventAt: number | null) => ({
-    ...emptyState(),
-    closedAt,
-    lastEventAt,
-  });
-
-  it('frees a closed session past grace + delay, and any session idle past idle + delay', () => {
-    const now = 100_000;
-    const expired = expiredBy(now, c);
-    expect(expired(state(now - 1_501, now - 1_501))).toBe(true); // closed, past grace
-    expect(expired(state(now - 1_500, now - 1_500))).toBe(false);
-    expect(expired(state(null, now - 10_501))).toBe(true); // open, idle
-    expect(expired(state(null, now - 10_500))).toBe(false);
-    expect(expired(state(null, null))).toBe(false); // no event time known (an older state)
   });
 });

@@ -334,6 +334,13 @@ describe('(h) step 0: out-of-band events', () => {
           const before = play(events).state;
           const after = play([...events, oob]);
           expect(after.last.notes).not.toContain('gap');
+          if (after.last.notes.includes('state-dropped')) {
+            // An out-of-band event advances the session (rev 12): past the grace or idle
+            // period it drops the state first, and the unknown state it finds has no last seq.
+            expect(after.state.lastSeq).toBe(-1);
+            expect(after.state.recent).toEqual([]);
+            return;
+          }
           expect(after.state.lastSeq).toBe(before.lastSeq);
           expect(after.state.recent).toEqual(before.recent);
           expect(after.state.gapHead === null || before.gapHead !== null).toBe(true);

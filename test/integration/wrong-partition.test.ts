@@ -145,7 +145,7 @@ describe('WRONG_PARTITION on the real broker', () => {
       const poll = (async () => {
         while (polling) {
           seen.push(await readyz().catch(() => -1));
-          await new Promise((r) => setTimeout(r, 100));
+          await new Promise((r) => setTimeout(r, 20));
         }
       })();
       const produced = Date.now();
@@ -189,8 +189,9 @@ describe('WRONG_PARTITION on the real broker', () => {
         expect(r.key!.length).toBeLessThan(key.length);
         expect(Buffer.byteLength(r.headers['cg.error.message']!)).toBeLessThanOrEqual(1024);
       });
-      // /readyz answered 200 every time it was asked, from the first record to the verdict.
-      expect(seen.length).toBeGreaterThanOrEqual(5);
+      // /readyz answered 200 every time it was asked, from the first record to the verdict
+      // (asked every 20 ms; how many times depends on how fast the verdict came).
+      expect(seen.length).toBeGreaterThanOrEqual(2);
       expect(seen).toEqual(seen.map(() => 200));
 
       // The batches of partition p, as the processor logged them: each planned and sent in

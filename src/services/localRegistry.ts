@@ -38,7 +38,10 @@ export async function startLocalRegistry(opts: LocalRegistryOptions): Promise<Lo
     command: java,
     args: [
       '-Xms64m',
-      '-Xmx512m',
+      // The suite registers a few hundred subjects in one in-memory H2 database; at 512 MiB a
+      // full run saw the registry stop answering for ~20 s (a request logged as answered, the
+      // next one 23 s later), which a client's 15 s registry timeout turned into a failure.
+      '-Xmx1024m',
       `-Dquarkus.http.host=${LOOPBACK}`,
       `-Dquarkus.http.port=${port}`,
       // The health/metrics interface would otherwise take 0.0.0.0:9000, shared by every copy.

@@ -10,8 +10,8 @@
  */
 import { generateText, isStepCount, jsonSchema, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import { FileSpillStore, GuardClient } from '../src/client'; // compaction-guard/client
-import { guardedCompaction } from '../src/integrations/ai-sdk'; // compaction-guard/ai-sdk
+import { FileSpillStore, GuardClient } from 'compaction-guard/client';
+import { guardedCompaction } from 'compaction-guard/ai-sdk';
 
 const RULE = 'You must never delete anything under /prod. Read the 25 logs one by one.';
 const usage = {

@@ -13,8 +13,8 @@
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import { createAgent, tool } from 'langchain';
-import { FileSpillStore, GuardClient } from '../src/client'; // compaction-guard/client
-import { guardedSummarization } from '../src/integrations/langchain'; // compaction-guard/langchain
+import { FileSpillStore, GuardClient } from 'compaction-guard/client';
+import { guardedSummarization } from 'compaction-guard/langchain';
 
 async function main(): Promise<void> {
   const client = new GuardClient(); // npm start's embedded Kafka, or KAFKA_BROKERS

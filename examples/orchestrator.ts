@@ -8,7 +8,7 @@
  * and CG_SIGNING_KEY_FILE to a key with role SPILL in the processor's ring: the spill answers
  * are signed with it. Against `npm start` its development key is used.)
  */
-import { FileSpillStore, GuardClient, GuardTimeoutError } from '../src/client'; // compaction-guard/client
+import { FileSpillStore, GuardClient, GuardTimeoutError } from 'compaction-guard/client';
 
 async function main(): Promise<void> {
   const client = new GuardClient(); // npm start's Kafka and key, or KAFKA_BROKERS, CG_SIGNING_KEY_FILE

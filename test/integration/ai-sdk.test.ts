@@ -158,12 +158,12 @@ describe('compaction-guard/ai-sdk, through the real processor', () => {
     expect(h.refusals.length).toBeGreaterThan(0);
     for (const r of h.refusals)
       expect(r).toMatchObject({
-        reason: 'REFUSED',
+        reason: 'HALTED',
         verdict: { decision: 'REFUSE', action: 'HALT' },
       });
     expect(h.refusals[0]!.verdict!.reasons.map((r) => r.code)).toContain('EVICTED_PINNED');
     expect(h.guard.counts.committed).toBe(0);
-    expect(h.guard.counts.refused.REFUSED).toBe(h.refusals.length);
+    expect(h.guard.counts.refused.HALTED).toBe(h.refusals.length);
     expect(h.spill.writes).toEqual([]);
     // The last call saw the rule and every round: 1 + 2 × ROUNDS messages.
     const last = prompts[prompts.length - 1]!;
@@ -255,6 +255,6 @@ describe('compaction-guard/ai-sdk, through the real processor', () => {
     ]);
     expect(spill.writes).toEqual([]);
     expect(refusals).toHaveLength(1);
-    expect(refusals[0]).toMatchObject({ reason: 'REFUSED', verdict: { action: 'HALT' } });
+    expect(refusals[0]).toMatchObject({ reason: 'HALTED', verdict: { action: 'HALT' } });
   });
 });

@@ -175,7 +175,11 @@ describe('langchain createAgent with guarded summarization, through the real pro
       },
     });
     expect(seen.length).toBeGreaterThan(0);
-    for (const r of seen) expect(r.verdict).toMatchObject({ decision: 'REFUSE', action: 'HALT' });
+    for (const r of seen)
+      expect(r).toMatchObject({
+        reason: 'HALTED',
+        verdict: { decision: 'REFUSE', action: 'HALT' },
+      });
     expect(seen[0]!.verdict!.reasons.map((r) => r.code)).toContain('EVICTED_PINNED');
     expect(run.writes).toEqual([]);
     // Nothing was summarized away: the rule is still the first message, every tool round is there.

@@ -10,12 +10,15 @@
 import type { LanguageModel, ModelMessage } from 'ai';
 import type { Policy } from '../../engine/events';
 import { Serial } from '../../serial';
-import type { GuardedSession, TranscriptRange } from '../../client/session';
-import { arrangeAfterSummary, keptPins } from '../compaction/keepPinned';
-import { offerSummary } from '../compaction/offer';
+import type { GuardedSession } from '../../client/session';
+import { GuardedConversation } from '../compaction/conversation';
+import { keptPins } from '../compaction/keepPinned';
 import type { GuardedSummaryOptions } from '../compaction/options';
+import { DEFAULT_KEEP_MESSAGES, policyOf } from '../compaction/policy';
 import { CompactionCounts } from '../compaction/refusal';
-import { TrackedContext } from './context';
+import { compactionRound } from '../compaction/round';
+import { DEFAULT_SUMMARY_PREFIX, withSummaryPrefix } from '../compaction/summaryPrefix';
+import { modelMessages } from './adapter';
 import {
   approximateTokens,
   defaultPins,
@@ -25,10 +28,7 @@ import {
 } from './messages';
 import { readableTranscript, type Summarizer, summarizerOf } from './summarizer';
 
-/** The prefix of the summary message (langchain's, so both integrations write the same). */
-export const DEFAULT_SUMMARY_PREFIX = 'Here is a summary of the conversation to date:';
-/** Messages kept verbatim after a summary when none is said (langchain's default too). */
-export const DEFAULT_KEEP_MESSAGES = 20;
+export { DEFAULT_KEEP_MESSAGES, DEFAULT_SUMMARY_PREFIX };
 
 export interface GuardedCompactionOptions extends GuardedSummaryOptions {
   /** The guard's session of this conversation (opened on first use if it is new). */
@@ -67,21 +67,6 @@ export interface GuardedCompaction {
   readonly counts: CompactionCounts;
 }
 
-function defaultPolicy(o: GuardedCompactionOptions, keep: number): Policy {
-  const given = o.policy ?? {};
-  const windowTokens = given.windowTokens ?? 128_000;
-  const floor = given.floor ?? { unit: 'MESSAGES' as const, span: keep };
-  return {
-    windowTokens,
-    triggerTokens: given.triggerTokens ?? o.triggerTokens,
-    ceilingTokens: given.ceilingTokens ?? windowTokens,
-    floor,
-    truncatorUnit: given.truncatorUnit ?? floor.unit,
-    coverage: given.coverage ?? 'STRICT',
-    spill: given.spill ?? 'ENABLED',
-  };
-}
-
 /** The latest whole messages of `messages` whose tokens fit `limit` (all of them without one). */
 async function latestWithin(
   messages: ModelMessage[],
@@ -97,37 +82,33 @@ async function latestWithin(
 /** One helper per conversation (one session). */
 export function guardedCompaction(options: GuardedCompactionOptions): GuardedCompaction {
   const keep = options.keepMessages ?? DEFAULT_KEEP_MESSAGES;
-  const policy = defaultPolicy(options, keep);
-  const unit = policy.floor.unit;
+  const policy = policyOf(options.policy ?? {}, {
+    floor: () => ({ unit: 'MESSAGES', span: keep }),
+    triggerTokens: () => options.triggerTokens,
+  });
   const count = options.countTokens ?? approximateTokens;
   const summarize = summarizerOf(options.summarizer, options.summaryInstructions);
   const prefix = options.summaryPrefix ?? DEFAULT_SUMMARY_PREFIX;
-  const context = new TrackedContext(
+  const conversation = new GuardedConversation(
     options.session,
     policy,
+    modelMessages,
     options.pins ?? defaultPins,
     keptPins(options.keepPinned),
   );
-  const { session, positions } = context;
   const counts = new CompactionCounts();
   const queue = new Serial();
 
   async function compactNow(messages: ModelMessage[]): Promise<ModelMessage[]> {
-    await context.follow(messages, count);
+    await conversation.follow(messages, count);
     const occupancyTokens = Math.ceil(await count(messages));
     if (occupancyTokens < options.triggerTokens) return messages;
-    const ordered = positions.inPositionOrder(messages, (m) => m);
+    const ordered = conversation.inPositionOrder(messages);
     const cutoff = tailCutoff(ordered, keep);
     const toSummarize = ordered.slice(0, cutoff);
     // Nothing to summarize but an earlier summary: nothing to gain.
-    if (toSummarize.every((m) => positions.origin(m) < 0)) return messages;
-    const preserved = ordered.slice(cutoff);
-    const tailStart = preserved[0] ? context.span(preserved[0]).start : session.head(unit);
+    if (toSummarize.every((m) => conversation.positions.origin(m) < 0)) return messages;
     const shown = await latestWithin(toSummarize, options.summaryInputTokens, count);
-    const summaryInput = {
-      start: shown[0] ? context.span(shown[0]).start : tailStart,
-      end: tailStart,
-    };
     let text = '';
     let threw: Error | null = null;
     try {
@@ -135,34 +116,19 @@ export function guardedCompaction(options: GuardedCompactionOptions): GuardedCom
     } catch (e) {
       threw = e instanceof Error ? e : new Error(String(e));
     }
-    const summary: ModelMessage = { role: 'user', content: `${prefix}\n\n${text.trim()}` };
-    const approved = await offerSummary({
-      session,
-      unit,
-      summaryInput,
-      tailStart,
+    const summary: ModelMessage = { role: 'user', content: withSummaryPrefix(prefix, text) };
+    const next = await compactionRound(conversation, {
+      context: messages,
+      ordered,
+      cutoff,
+      firstShown: cutoff - shown.length,
       occupancyTokens,
-      summary: { text, threw },
-      countText: (t) => count([{ role: 'user', content: t }]),
-      inputTokens: shown.length > 0 ? Math.ceil(await count(shown)) : 0,
-      transcript: (r: TranscriptRange) => context.lines(r),
+      summary: { message: summary, text, threw },
+      count,
       options,
       counts,
     });
-    if (!approved) return messages; // kept as they are
-    const kept = new Set(preserved);
-    const { block, rest, copies } = arrangeAfterSummary({
-      summarized: toSummarize,
-      preserved: messages.filter((m) => kept.has(m)),
-      pinned: (m) => positions.pinned(m),
-      inBlock: (m) => positions.inBlock(m),
-      origin: (m) => positions.origin(m),
-      copy: (m) => ({ ...m }),
-    });
-    const next = [summary, ...block, ...rest];
-    await context.compacted(next, preserved, tailStart, copies, count);
-    counts.pinnedKept += copies.length;
-    return next;
+    return next ?? messages; // held back: kept as they are
   }
 
   /** One compaction at a time: a conversation's calls are serialised. */

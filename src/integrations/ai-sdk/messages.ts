@@ -1,24 +1,17 @@
 /**
- * Roles, pins, sizes and the text of the AI SDK's `ModelMessage`s (contract §3). The default
- * pins match the LangChain integration's: system instructions and the user's explicit rules are
- * CONSTRAINT, a tool call with no result yet is OPEN_TOOL_CALL.
+ * Roles, pins, sizes and the text of the AI SDK's `ModelMessage`s (contract §3); adapter.ts
+ * hands them to the shared core (src/integrations/compaction).
  */
 import type { ModelMessage } from 'ai';
-import type { Pin, Role } from '../../engine/events';
-import { RULE_WORDS } from '../compaction/ruleWords';
+import type { Role } from '../../engine/events';
+import type * as core from '../compaction/adapter';
+import { defaultPinsOf, roleFor } from '../compaction/pins';
 
-export interface ClassifyContext {
-  role: Role;
-  /** The message's index in the messages being followed. */
-  index: number;
-  messages: readonly ModelMessage[];
-}
-
+export type ClassifyContext = core.ClassifyContext<ModelMessage>;
 /** What a summary must re-assert of one message. */
-export type PinClassifier = (message: ModelMessage, context: ClassifyContext) => Pin[];
-
+export type PinClassifier = core.PinClassifier<ModelMessage>;
 /** Counts a list of messages in tokens, as the orchestrator counts its context. */
-export type TokenCounter = (messages: ModelMessage[]) => number | Promise<number>;
+export type TokenCounter = core.TokenCounter<ModelMessage>;
 
 type Part = { type: string } & Record<string, unknown>;
 
@@ -35,23 +28,14 @@ export function toolCallIds(m: ModelMessage): string[] {
     .map((p) => p.toolCallId as string);
 }
 
-function toolResultIds(m: ModelMessage): string[] {
+export function toolResultIds(m: ModelMessage): string[] {
   return parts(m)
     .filter((p) => p.type === 'tool-result')
     .map((p) => p.toolCallId as string);
 }
 
 export function roleOf(m: ModelMessage): Role {
-  switch (m.role) {
-    case 'system':
-      return 'SYSTEM';
-    case 'user':
-      return 'USER';
-    case 'tool':
-      return 'TOOL_RESULT';
-    case 'assistant':
-      return toolCallIds(m).length > 0 ? 'TOOL_CALL' : 'ASSISTANT';
-  }
+  return roleFor(m.role, toolCallIds(m).length > 0);
 }
 
 /** The message's text parts, joined. */
@@ -80,19 +64,12 @@ export function readableText(m: ModelMessage): string {
 export const approximateTokens: TokenCounter = (messages) =>
   messages.reduce((n, m) => n + Math.max(1, Math.ceil(readableText(m).length / 4)), 0);
 
-/**
- * SYSTEM → CONSTRAINT; a user message with a rule word (RULE_WORDS) → CONSTRAINT; an assistant
- * tool call some of whose calls have no tool result in the messages → OPEN_TOOL_CALL.
- */
-export const defaultPins: PinClassifier = (message, { role, messages }) => {
-  if (role === 'SYSTEM') return ['CONSTRAINT'];
-  if (role === 'USER') return RULE_WORDS.test(textOf(message)) ? ['CONSTRAINT'] : [];
-  if (role === 'TOOL_CALL') {
-    const answered = new Set(messages.flatMap(toolResultIds));
-    return toolCallIds(message).some((id) => !answered.has(id)) ? ['OPEN_TOOL_CALL'] : [];
-  }
-  return [];
-};
+/** The default pins (src/integrations/compaction/pins.ts), read from AI SDK messages. */
+export const defaultPins: PinClassifier = defaultPinsOf({
+  text: textOf,
+  toolCallIds,
+  toolResultIds,
+});
 
 /**
  * Where the verbatim tail of the last `keep` messages starts, moved back until no tool result

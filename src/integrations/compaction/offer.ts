@@ -10,7 +10,7 @@ import { GuardTimeoutError } from '../../client/errors';
 import type { GuardedSession, TranscriptReader } from '../../client/session';
 import type { GuardedSummaryOptions } from './options';
 import { CompactionRefusedError } from '../../client/errors';
-import type { CompactionCounts, GuardRefusal } from './refusal';
+import { type CompactionCounts, type GuardRefusal, verdictReason, warnOnHalt } from './refusal';
 import { degenerateSummary, minTokensFor } from './summaryCheck';
 
 export interface SummaryOffer {
@@ -82,7 +82,7 @@ export async function offerSummary(o: SummaryOffer): Promise<boolean> {
   if (verdict?.decision !== 'APPROVE') {
     await refuse(o, {
       ...base,
-      reason: verdict ? 'REFUSED' : 'NO_VERDICT',
+      reason: verdictReason(verdict),
       requestId: request.requestId,
       verdict,
       error,
@@ -96,7 +96,7 @@ export async function offerSummary(o: SummaryOffer): Promise<boolean> {
 
 async function refuse(o: SummaryOffer, r: GuardRefusal): Promise<void> {
   o.counts.refused[r.reason]++;
-  const onRefusal = o.options.onRefusal;
+  const onRefusal = o.options.onRefusal ?? warnOnHalt;
   if (onRefusal === 'throw') throw new CompactionRefusedError(r);
-  await onRefusal?.(r);
+  await onRefusal(r);
 }

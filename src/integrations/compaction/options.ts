@@ -23,9 +23,10 @@ export interface GuardedSummaryOptions {
   minSummaryTokens?: MinSummaryTokens;
   /**
    * A held-back summary: a callback (the run goes on with the history intact), or 'throw' (the
-   * run fails with CompactionRefusedError, the history intact). Default: a callback that does
-   * nothing. `reason` says why (REFUSED, NO_VERDICT, EMPTY_SUMMARY, ERROR_SUMMARY,
-   * SUMMARIZER_THREW, SUMMARY_TOO_SHORT).
+   * run fails with CompactionRefusedError, the history intact). `reason` says why (HALTED,
+   * REFUSED, NO_VERDICT, EMPTY_SUMMARY, ERROR_SUMMARY, SUMMARIZER_THREW, SUMMARY_TOO_SHORT).
+   * Default: `console.warn` of a HALT, once each, with the verdict's diagnostic and the on-call
+   * commands (`haltWarning`); the other reasons are only counted. A callback given replaces it.
    */
   onRefusal?: OnRefusal;
   /** Verdict wait per request (ms); default the client's. */

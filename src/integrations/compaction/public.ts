@@ -1,5 +1,5 @@
 /** What both integrations export alike (their index.ts re-export it). */
-export { CompactionCounts, describeRefusal, REFUSAL_REASONS } from './refusal';
+export { CompactionCounts, describeRefusal, haltWarning, REFUSAL_REASONS } from './refusal';
 export { CompactionRefusedError } from '../../client/errors';
 export type { GuardRefusal, OnRefusal, RefusalReason } from './refusal';
 export type { GuardedSummaryOptions } from './options';

@@ -7,12 +7,15 @@ import type { Verdict } from '../../engine/outputs';
 import type { DegenerateReason } from './summaryCheck';
 
 /**
- * Why the history was kept as it was: the guard refused (`REFUSED`), no verdict came in time
- * (`NO_VERDICT`, fail closed), or the summary itself was degenerate (summaryCheck.ts).
+ * Why the history was kept as it was: the guard halted (`HALTED`: REFUSE with action HALT, no
+ * spill can help, an on-call matter), refused otherwise (`REFUSED`: the spill loop ran out), no
+ * verdict came in time (`NO_VERDICT`, fail closed), or the summary itself was degenerate
+ * (summaryCheck.ts).
  */
-export type RefusalReason = 'REFUSED' | 'NO_VERDICT' | DegenerateReason;
+export type RefusalReason = 'HALTED' | 'REFUSED' | 'NO_VERDICT' | DegenerateReason;
 
 export const REFUSAL_REASONS: readonly RefusalReason[] = [
+  'HALTED',
   'REFUSED',
   'NO_VERDICT',
   'EMPTY_SUMMARY',
@@ -41,6 +44,8 @@ export interface GuardRefusal {
 /** A one-line account of a refusal, for logs and errors. */
 export function describeRefusal(r: GuardRefusal): string {
   switch (r.reason) {
+    case 'HALTED':
+      return `compaction-guard halted the session, so the summary was not applied: ${r.verdict?.diagnostic ?? ''}`;
     case 'REFUSED':
       return `compaction-guard refused the summary (${r.verdict?.action ?? ''}): ${r.verdict?.diagnostic ?? ''}`;
     case 'NO_VERDICT':
@@ -84,3 +89,33 @@ export class CompactionCounts {
 
 /** A held-back summary: a callback (the run goes on, history intact), or 'throw'. */
 export type OnRefusal = ((refusal: GuardRefusal) => void | Promise<void>) | 'throw';
+
+/** The reason a verdict other than APPROVE gives (null: no verdict came). */
+export function verdictReason(verdict: Verdict | null): 'HALTED' | 'REFUSED' | 'NO_VERDICT' {
+  if (verdict === null) return 'NO_VERDICT';
+  return verdict.action === 'HALT' ? 'HALTED' : 'REFUSED';
+}
+
+/**
+ * What on-call is told of a HALT: the verdict's diagnostic (which names the evicted range), and
+ * how to look and write the loss off (docs/operations.md, "On call").
+ */
+export function haltWarning(r: GuardRefusal): string {
+  const holes = (r.verdict?.reasons ?? []).flatMap((reason) => reason.holes);
+  const range = holes.length
+    ? `${Math.min(...holes.map((h) => h.start))}-${Math.max(...holes.map((h) => h.end))}`
+    : 'START-END';
+  const unit = holes[0]?.unit ?? r.unit;
+  return [
+    `compaction-guard HALT, session ${r.sessionId} (request ${r.requestId ?? '-'}): ${r.verdict?.diagnostic ?? ''}`,
+    'The history is kept as it is; no spill can help, so this session compacts again only once on call acts:',
+    `  npx compaction-guard inspect ${r.sessionId}    # names the lost range and why`,
+    `  npx compaction-guard acknowledge --session ${r.sessionId} --unit ${unit} --range ${range} --key <a key with role ACKNOWLEDGE> --reason "..."    # if the loss is acceptable, writes it off`,
+    '(docs/operations.md, "On call"; pass onRefusal to handle this yourself.)',
+  ].join('\n');
+}
+
+/** The default `onRefusal`: a HALT is warned of once, with its diagnostic; the rest is counted only. */
+export function warnOnHalt(r: GuardRefusal): void {
+  if (r.reason === 'HALTED') console.warn(haltWarning(r));
+}

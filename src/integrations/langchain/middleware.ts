@@ -15,23 +15,24 @@ import {
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Policy } from '../../engine/events';
 import { GuardUsageError } from '../../client/errors';
-import type { GuardedSession, TranscriptRange } from '../../client/session';
-import { arrangeAfterSummary, keptPins } from '../compaction/keepPinned';
-import { offerSummary } from '../compaction/offer';
+import type { GuardedSession } from '../../client/session';
+import { GuardedConversation } from '../compaction/conversation';
+import { keptPins } from '../compaction/keepPinned';
 import type { GuardedSummaryOptions } from '../compaction/options';
+import { DEFAULT_KEEP_MESSAGES, policyOf } from '../compaction/policy';
 import { CompactionCounts } from '../compaction/refusal';
-import { Conversation, type TokenCounter, verbatimCopy } from './conversation';
-import { defaultPins, type PinClassifier, textOf } from './pins';
+import { compactionRound } from '../compaction/round';
+import { DEFAULT_SUMMARY_PREFIX, withoutSummaryPrefix } from '../compaction/summaryPrefix';
+import { baseMessages } from './adapter';
+import { defaultPins, type PinClassifier, textOf, type TokenCounter } from './pins';
 
 /**
  * langchain's `trimTokensToSummarize` when none is given (DEFAULT_TRIM_TOKEN_LIMIT in
  * langchain/src/agents/middleware/summarization.ts, not exported).
  */
 export const LANGCHAIN_DEFAULT_TRIM_TOKENS = 4000;
-/** langchain's default `keep: { messages: 20 }`. */
-const LANGCHAIN_DEFAULT_KEEP_MESSAGES = 20;
 /** langchain's summary prefix when none is given (DEFAULT_SUMMARY_PREFIX, not exported). */
-export const LANGCHAIN_DEFAULT_SUMMARY_PREFIX = 'Here is a summary of the conversation to date:';
+export const LANGCHAIN_DEFAULT_SUMMARY_PREFIX = DEFAULT_SUMMARY_PREFIX;
 
 export interface GuardedSummarizationOptions extends GuardedSummaryOptions {
   /** langchain's summarization options, passed to its `summarizationMiddleware` unchanged. */
@@ -63,29 +64,27 @@ interface State {
 }
 type Hook = (state: State, runtime: Runtime) => Promise<unknown>;
 
-function defaultPolicy(c: SummarizationMiddlewareConfig, given: Partial<Policy> = {}): Policy {
+/**
+ * The policy's defaults from langchain's settings: the floor is its `keep` (messages, or
+ * tokens), the trigger its `trigger.tokens` (else 80% of the window).
+ */
+function policyFor(c: SummarizationMiddlewareConfig, given: Partial<Policy> = {}): Policy {
   const keep = c.keep as { messages?: number; tokens?: number; fraction?: number } | undefined;
-  let floor: Policy['floor'];
-  if (keep?.tokens !== undefined) floor = { unit: 'TOKENS', span: Math.floor(keep.tokens) };
-  else if (keep?.fraction !== undefined && given.floor === undefined)
-    throw new GuardUsageError(
-      'policy.floor',
-      'langchain keep is a fraction of the model context: give the floor explicitly',
-    );
-  else floor = { unit: 'MESSAGES', span: keep?.messages ?? LANGCHAIN_DEFAULT_KEEP_MESSAGES };
   const trigger = Array.isArray(c.trigger)
     ? undefined
     : (c.trigger as { tokens?: number } | undefined);
-  const windowTokens = given.windowTokens ?? 128_000;
-  return {
-    windowTokens,
-    triggerTokens: given.triggerTokens ?? trigger?.tokens ?? Math.floor(windowTokens * 0.8),
-    ceilingTokens: given.ceilingTokens ?? windowTokens,
-    floor: given.floor ?? floor,
-    truncatorUnit: given.truncatorUnit ?? (given.floor ?? floor).unit,
-    coverage: given.coverage ?? 'STRICT',
-    spill: given.spill ?? 'ENABLED',
-  };
+  return policyOf(given, {
+    floor: () => {
+      if (keep?.tokens !== undefined) return { unit: 'TOKENS', span: Math.floor(keep.tokens) };
+      if (keep?.fraction !== undefined)
+        throw new GuardUsageError(
+          'policy.floor',
+          'langchain keep is a fraction of the model context: give the floor explicitly',
+        );
+      return { unit: 'MESSAGES', span: keep?.messages ?? DEFAULT_KEEP_MESSAGES };
+    },
+    triggerTokens: (windowTokens) => trigger?.tokens ?? Math.floor(windowTokens * 0.8),
+  });
 }
 
 /** What the wrapped summarizer model threw during one hook call (langchain catches it). */
@@ -121,12 +120,6 @@ function watched<M>(model: M): M {
   });
 }
 
-/** The summary's own text: langchain writes `${summaryPrefix}\n\n${summary}`. */
-function summaryText(summary: BaseMessage, prefix: string): string {
-  const text = textOf(summary);
-  return text.startsWith(prefix) ? text.slice(prefix.length) : text;
-}
-
 /**
  * Use in place of `summarizationMiddleware(options.summarization)` in `createAgent`'s
  * `middleware`. It follows each session's messages (one session, or one per thread). Its
@@ -141,17 +134,20 @@ export function guardedSummarization(options: GuardedSummarizationOptions) {
   const innerHook = (typeof inner.beforeModel === 'function'
     ? inner.beforeModel
     : (inner.beforeModel as { hook: unknown } | undefined)?.hook) as unknown as Hook;
-  const policy = defaultPolicy(options.summarization, options.policy);
-  const unit = policy.floor.unit;
+  const policy = policyFor(options.summarization, options.policy);
   const classify = options.pins ?? defaultPins;
   const kept = keptPins(options.keepPinned);
   const counts = new CompactionCounts();
+  type Conversation = GuardedConversation<BaseMessage, string>;
   const conversations = new WeakMap<GuardedSession, Conversation>();
   const conversationOf = (runtime: Runtime): Conversation => {
     const session =
       typeof options.session === 'function' ? options.session(runtime) : options.session;
     let c = conversations.get(session);
-    if (!c) conversations.set(session, (c = new Conversation(session, policy, classify, kept)));
+    if (!c) {
+      c = new GuardedConversation(session, policy, baseMessages, classify, kept);
+      conversations.set(session, c);
+    }
     return c;
   };
 
@@ -200,13 +196,11 @@ export function guardedSummarization(options: GuardedSummarizationOptions) {
   const beforeModel = async (state: State, runtime: Runtime) => {
     const count = counterOf(runtime);
     const conversation = conversationOf(runtime);
-    const { session, positions } = conversation;
-    const span = (m: BaseMessage) => conversation.span(m);
     await conversation.follow(state.messages, count);
     // langchain summarizes a prefix and keeps a suffix of what it is given: given in position
     // order, they are a prefix and a suffix of the positions too (keepPinned's copies are newer
     // turns than the messages after them).
-    const messages = positions.inPositionOrder(state.messages, (m) => m.id!);
+    const messages = conversation.inPositionOrder(state.messages);
     const call = { threw: null as Error | null };
     const update = (await summarizerCall.run(call, () =>
       innerHook({ ...state, messages }, runtime),
@@ -221,44 +215,27 @@ export function guardedSummarization(options: GuardedSummarizationOptions) {
         : messages.findIndex((m) => m.id === preserved[0]!.id);
     if (cutoff < 0 || messages.length - cutoff !== preserved.length)
       throw new Error('compaction-guard: the kept messages are not the end of the history');
-    const tailStart = cutoff < messages.length ? span(messages[cutoff]!).start : session.head(unit);
-    const toSummarize = messages.slice(0, cutoff);
-    const first = await seenFrom(toSummarize, count, runtime);
-    const summaryInput = {
-      start: first < cutoff ? span(messages[first]!).start : tailStart,
-      end: tailStart,
-    };
     const prefix =
       (runtime.context as { summaryPrefix?: string } | undefined)?.summaryPrefix ??
       options.summarization.summaryPrefix ??
       LANGCHAIN_DEFAULT_SUMMARY_PREFIX;
-    const text = summaryText(summary, prefix);
-    const approved = await offerSummary({
-      session,
-      unit,
-      summaryInput,
-      tailStart,
+    const next = await compactionRound(conversation, {
+      context: state.messages,
+      ordered: messages,
+      cutoff,
+      firstShown: await seenFrom(messages.slice(0, cutoff), count, runtime),
       occupancyTokens: Math.ceil(await count(messages)),
-      summary: { text, threw: call.threw },
-      countText: (t) => count([new HumanMessage(t)]),
-      inputTokens: first < cutoff ? Math.ceil(await count(toSummarize.slice(first))) : 0,
-      transcript: (r: TranscriptRange) => conversation.lines(r),
+      summary: {
+        message: summary,
+        text: withoutSummaryPrefix(textOf(summary), prefix),
+        threw: call.threw,
+      },
+      count,
       options,
       counts,
     });
-    if (!approved) return undefined; // the history stays as it is
-    const keptIds = new Set(preserved.map((m) => m.id));
-    const { block, rest, copies } = arrangeAfterSummary({
-      summarized: toSummarize,
-      preserved: state.messages.filter((m) => keptIds.has(m.id)),
-      pinned: (m) => positions.pinned(m.id!),
-      inBlock: (m) => positions.inBlock(m.id!),
-      origin: (m) => positions.origin(m.id!),
-      copy: verbatimCopy,
-    });
-    await conversation.compacted(summary, preserved, tailStart, copies, count);
-    counts.pinnedKept += copies.length;
-    return { ...update, messages: [removeAll!, summary, ...block, ...rest] };
+    if (!next) return undefined; // the history stays as it is
+    return { ...update, messages: [removeAll!, ...next] };
   };
 
   // Typed as langchain's own middleware: same context schema (runtime.context overrides), and

@@ -3,37 +3,28 @@
  * the user's explicit rules are CONSTRAINT, a tool call with no answer yet is OPEN_TOOL_CALL.
  */
 import { AIMessage, type BaseMessage, ToolMessage } from '@langchain/core/messages';
-import type { Pin, Role } from '../../engine/events';
-import { RULE_WORDS } from '../compaction/ruleWords';
+import type { Role } from '../../engine/events';
+import type * as core from '../compaction/adapter';
+import { defaultPinsOf, roleFor, type Speaker } from '../compaction/pins';
 
-export interface ClassifyContext {
-  role: Role;
-  /** The message's index in the agent's current `messages`. */
-  index: number;
-  /** The agent's current `messages` (to see, e.g., whether a tool call was answered). */
-  messages: readonly BaseMessage[];
-}
-
+/** `messages`: the agent's current messages (to see, e.g., whether a tool call was answered). */
+export type ClassifyContext = core.ClassifyContext<BaseMessage>;
 /** What a summary must re-assert of one message. */
-export type PinClassifier = (message: BaseMessage, context: ClassifyContext) => Pin[];
+export type PinClassifier = core.PinClassifier<BaseMessage>;
+/** Counts a list of messages in tokens (the summarization's counter). */
+export type TokenCounter = core.TokenCounter<BaseMessage>;
+
+/** LangChain's message types by who speaks (any other type is the assistant's). */
+const SPEAKERS: Partial<Record<string, Speaker>> = {
+  system: 'system',
+  developer: 'system',
+  human: 'user',
+  tool: 'tool',
+};
 
 export function roleOf(message: BaseMessage): Role {
-  switch (message.getType()) {
-    case 'system':
-    case 'developer':
-      return 'SYSTEM';
-    case 'human':
-      return 'USER';
-    case 'tool':
-      return 'TOOL_RESULT';
-    case 'ai':
-      return toolCallIds(message).length > 0 ? 'TOOL_CALL' : 'ASSISTANT';
-    default:
-      return 'ASSISTANT';
-  }
+  return roleFor(SPEAKERS[message.getType()] ?? 'assistant', toolCallIds(message).length > 0);
 }
-
-export { RULE_WORDS };
 
 export function textOf(message: BaseMessage): string {
   const c = message.content;
@@ -49,23 +40,18 @@ export function textOf(message: BaseMessage): string {
     .join('');
 }
 
-function toolCallIds(message: BaseMessage): string[] {
+export function toolCallIds(message: BaseMessage): string[] {
   if (!AIMessage.isInstance(message)) return [];
   return (message.tool_calls ?? []).map((c) => c.id).filter((id): id is string => !!id);
 }
 
-/**
- * SYSTEM → CONSTRAINT; a USER message with a rule word (RULE_WORDS) → CONSTRAINT; a TOOL_CALL
- * some of whose calls have no ToolMessage answer in the messages → OPEN_TOOL_CALL.
- */
-export const defaultPins: PinClassifier = (message, { role, messages }) => {
-  if (role === 'SYSTEM') return ['CONSTRAINT'];
-  if (role === 'USER') return RULE_WORDS.test(textOf(message)) ? ['CONSTRAINT'] : [];
-  if (role === 'TOOL_CALL') {
-    const answered = new Set(
-      messages.filter((m) => ToolMessage.isInstance(m)).map((m) => (m as ToolMessage).tool_call_id),
-    );
-    return toolCallIds(message).some((id) => !answered.has(id)) ? ['OPEN_TOOL_CALL'] : [];
-  }
-  return [];
-};
+export function toolResultIds(message: BaseMessage): string[] {
+  return ToolMessage.isInstance(message) ? [message.tool_call_id] : [];
+}
+
+/** The default pins (src/integrations/compaction/pins.ts), read from LangChain messages. */
+export const defaultPins: PinClassifier = defaultPinsOf({
+  text: textOf,
+  toolCallIds,
+  toolResultIds,
+});

@@ -5,7 +5,9 @@
  * from the public key with node:crypto, src/authority/ring.ts), so the engine does no crypto I/O
  * and imports nothing from Node.
  */
-import type { LossAcknowledged, SpillCompleted, SpillFailed } from './events';
+import { SIGNABLE_EVENT_TYPES, type SignableEvent } from './contract';
+
+export { SIGNABLE_EVENT_TYPES, type SignableEvent };
 
 /** What a key of the ring may authorize. */
 export type AuthorityRole = 'ACKNOWLEDGE' | 'SPILL';
@@ -22,11 +24,9 @@ export interface TrustedKey {
 /** The trusted key ring, by keyId. */
 export type TrustedKeyRing = ReadonlyMap<string, TrustedKey>;
 
-/** The three event types §4b covers. */
-export type SignableEvent = SpillCompleted | SpillFailed | LossAcknowledged;
-
+/** Is `e` of a type §4b covers (generated from the schema: the records with a `signature`)? */
 export function isSignable(e: { type: string }): e is SignableEvent {
-  return e.type === 'SpillCompleted' || e.type === 'SpillFailed' || e.type === 'LossAcknowledged';
+  return (SIGNABLE_EVENT_TYPES as readonly string[]).includes(e.type);
 }
 
 /** The role a signable event needs. */

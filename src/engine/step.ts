@@ -7,14 +7,7 @@
  * each session, src/kafka/batchStep.ts) and `audit`'s replay. `evolve` (evolve.ts) is the pure
  * form, on a copy.
  */
-import type {
-  ContextEvent,
-  LossAcknowledged,
-  MalformedRequest,
-  SpillCompleted,
-  SpillFailed,
-  TurnAppended,
-} from './events';
+import type { ContextEvent, MalformedRequest, TurnAppended } from './events';
 import { Collector, type Note, type Output } from './collector';
 import {
   applyLossAcknowledged,
@@ -37,7 +30,7 @@ import {
 } from './sequence';
 import { type SessionState, emptyState } from './state';
 import { hash53 } from './hash';
-import type { AuthorityFailure, TrustedKeyRing } from './authority';
+import type { AuthorityFailure, SignableEvent, TrustedKeyRing } from './authority';
 import { afterDrop } from './drop';
 import { authorityOf, reportUnauthorized } from './authorize';
 import { coarsenState } from './coarsen';
@@ -179,11 +172,11 @@ export function evolveInPlace(
   const seq = e.seq;
   const outOfBandIds = s.outOfBandIds;
   const admission =
-    seq === null ? admitOutOfBand(s, e as OutOfBandEvent) : admitInBand(s, e, seq, out);
+    seq === null ? admitOutOfBand(s, e as SignableEvent) : admitInBand(s, e, seq, out);
   if (admission === 'duplicate') return { state: s, outputs: [], notes: ['duplicate'] };
   if (admission === 'apply' && failure !== null) {
     // Checked where step 3 would apply it (§4b): reported, not applied.
-    reportUnauthorized(e as OutOfBandEvent, failure, out);
+    reportUnauthorized(e as SignableEvent, failure, out);
     if (seq === null) {
       // Step 0 undone, so unsigned junk cannot push a signed event out of the window; and it
       // leaves no state behind (rev 12): for a session that had none, nothing is created.
@@ -210,15 +203,12 @@ function noteEventTime(s: SessionState, occurredAt: number): void {
 
 type Admission = 'apply' | 'duplicate' | 'not-applied';
 
-/** Contract §3: only these three may come out of band (`seq` null). */
-type OutOfBandEvent = SpillCompleted | SpillFailed | LossAcknowledged;
-
 /**
  * Step 0: a redelivery (its eventId among the last 8 out-of-band ones) is ignored; otherwise
  * the event is accepted without touching the sequence (steps 1 and 2 are skipped: no last seq,
  * no remembered seq eventIds, never a gap) and counts as accepted for stored verdicts.
  */
-function admitOutOfBand(s: SessionState, e: OutOfBandEvent): Admission {
+function admitOutOfBand(s: SessionState, e: SignableEvent): Admission {
   const idHash = hash53(e.eventId);
   if (isOutOfBandRedelivery(s, idHash)) return 'duplicate';
   rememberOutOfBandId(s, idHash);

@@ -9,6 +9,7 @@ import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
+import { SIGNABLE_EVENT_TYPES } from '../../src/engine/authority';
 import { EVENT_TYPES } from '../../src/engine/events';
 import { AUDIT_CODE_SYMBOLS, AUDIT_KIND_OF, RULE_CODE_SYMBOLS } from '../../src/engine/outputs';
 import { RULE_CODES } from '../../src/engine/rules';
@@ -83,6 +84,21 @@ describe('the contract types have one source, the schemas', () => {
     expect(EVENT_TYPES).toEqual(union.map((r) => r.name));
     expect(RULE_CODES).toEqual(RULE_CODE_SYMBOLS);
     expect(Object.keys(AUDIT_KIND_OF).sort()).toEqual([...AUDIT_CODE_SYMBOLS].sort());
+  });
+
+  it('the signable event types are the event records with a signature field, and the only ones whose seq may be null', () => {
+    type Field = { name: string; type: unknown };
+    const union = JSON.parse(
+      readFileSync(path.join(ROOT, 'schemas/context-change-event.avsc'), 'utf8'),
+    ) as { name: string; fields: Field[] }[];
+    const field = (r: { fields: Field[] }, name: string) => r.fields.find((f) => f.name === name);
+    const withSignature = union.filter((r) => field(r, 'signature') !== undefined);
+    const seqMayBeNull = union.filter((r) =>
+      JSON.stringify(field(r, 'seq')!.type).includes('null'),
+    );
+    expect(SIGNABLE_EVENT_TYPES).toEqual(withSignature.map((r) => r.name));
+    // The engine admits a null seq (step 0) as a signable event: the two sets must be one.
+    expect(SIGNABLE_EVENT_TYPES).toEqual(seqMayBeNull.map((r) => r.name));
   });
 });
 

@@ -6,6 +6,7 @@
  * and imports nothing from Node.
  */
 import { SIGNABLE_EVENT_TYPES, type SignableEvent } from './contract';
+import { unreachable } from './unreachable';
 
 export { SIGNABLE_EVENT_TYPES, type SignableEvent };
 
@@ -29,9 +30,16 @@ export function isSignable(e: { type: string }): e is SignableEvent {
   return (SIGNABLE_EVENT_TYPES as readonly string[]).includes(e.type);
 }
 
+/** The role each signable event type needs. */
+const REQUIRED_ROLE: Record<SignableEvent['type'], AuthorityRole> = {
+  LossAcknowledged: 'ACKNOWLEDGE',
+  SpillCompleted: 'SPILL',
+  SpillFailed: 'SPILL',
+};
+
 /** The role a signable event needs. */
 export function requiredRole(e: SignableEvent): AuthorityRole {
-  return e.type === 'LossAcknowledged' ? 'ACKNOWLEDGE' : 'SPILL';
+  return REQUIRED_ROLE[e.type];
 }
 
 /** The payload's first element: a domain tag, so a signature of ours means nothing elsewhere. */
@@ -56,6 +64,8 @@ export function payloadValues(
       return [...head, e.spillRequestId, e.handle, e.unit, e.range.start, e.range.end];
     case 'SpillFailed':
       return [...head, e.spillRequestId, e.error];
+    default:
+      return unreachable(e);
   }
 }
 

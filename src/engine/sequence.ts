@@ -11,6 +11,7 @@ import {
   headIn,
   turnSpan,
 } from './state';
+import { unreachable } from './unreachable';
 
 /** Step 0: is this out-of-band eventId among the last 8 accepted (only those are compared)? */
 export function isOutOfBandRedelivery(s: SessionState, idHash: number): boolean {
@@ -106,8 +107,13 @@ export function namedPosition(e: ContextEvent | MalformedRequest, unit: Unit): n
     case 'CompactionRequested':
     case 'CompactionCommitted':
       return e.unit === unit ? Math.max(e.summaryInput.end, e.tailStart) : 0;
-    default:
+    case 'SessionOpened':
+    case 'SpillFailed':
+    case 'SessionClosed':
+    case 'MalformedRequest':
       return 0;
+    default:
+      return unreachable(e);
   }
 }
 

@@ -35,6 +35,7 @@ import { afterDrop } from './drop';
 import { authorityOf, reportUnauthorized } from './authorize';
 import { coarsenState } from './coarsen';
 import { raiseExtentBy } from './extent';
+import { unreachable } from './unreachable';
 
 export type EngineInput = ContextEvent | MalformedRequest;
 
@@ -89,23 +90,45 @@ function appendedInOrder(s: SessionState, e: TurnAppended, idleMs: number): bool
   return true;
 }
 
-/** Which conflicting events are still applied: their effect does not depend on order (step 1). */
-function survivesConflict(e: EngineInput): boolean {
-  return (
-    e.type === 'CompactionRequested' ||
-    e.type === 'MalformedRequest' ||
-    e.type === 'SpillCompleted' ||
-    e.type === 'LossAcknowledged'
-  );
-}
+/**
+ * Which conflicting events are still applied (step 1): a conflict fails closed, its place in
+ * the order being unknown, except for a request (still decided) and a SpillCompleted or
+ * LossAcknowledged, whose effect does not depend on order, so a session with a broken sequence
+ * keeps its ways out.
+ */
+const SURVIVES_CONFLICT: Record<EngineInput['type'], boolean> = {
+  SessionOpened: false,
+  TurnAppended: false,
+  Truncated: false,
+  CompactionRequested: true,
+  MalformedRequest: true,
+  CompactionCommitted: false,
+  SpillCompleted: true,
+  SpillFailed: false,
+  LossAcknowledged: true,
+  SessionClosed: false,
+};
 
 function stampsFor(e: EngineInput, decidedAt: number, options: EngineOptions) {
   return { sessionId: e.sessionId, decidedAt, engineVersion: options.engineVersion };
 }
 
-function isRequest(e: EngineInput): boolean {
-  return e.type === 'CompactionRequested' || e.type === 'MalformedRequest';
-}
+/**
+ * The requests: every accepted event but a request marks the state as changed for stored
+ * verdicts (bumps its epoch, contract §5 "Repeated requestId").
+ */
+const IS_REQUEST: Record<EngineInput['type'], boolean> = {
+  SessionOpened: false,
+  TurnAppended: false,
+  Truncated: false,
+  CompactionRequested: true,
+  MalformedRequest: true,
+  CompactionCommitted: false,
+  SpillCompleted: false,
+  SpillFailed: false,
+  LossAcknowledged: false,
+  SessionClosed: false,
+};
 
 function requestIdOf(e: EngineInput): string | null {
   return 'requestId' in e ? e.requestId : null;
@@ -239,8 +262,8 @@ function admitInBand(s: SessionState, e: EngineInput, seq: number, out: Collecto
   if (seqClass !== 'conflict' && idHash !== null) rememberEventId(s, seq, idHash);
   s.lastSeq = Math.max(s.lastSeq, seq);
 
-  if (seqClass === 'conflict' && !survivesConflict(e)) return 'not-applied';
-  if (!isRequest(e)) s.epoch++;
+  if (seqClass === 'conflict' && !SURVIVES_CONFLICT[e.type]) return 'not-applied';
+  if (!IS_REQUEST[e.type]) s.epoch++;
   return 'apply';
 }
 
@@ -285,5 +308,7 @@ function applyEvent(
       // hasten nor put off the grace drop.
       if (advances) s.closedAt = e.occurredAt;
       break;
+    default:
+      unreachable(e);
   }
 }

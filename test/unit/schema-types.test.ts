@@ -113,6 +113,26 @@ describe('a schema change the code does not follow fails the type check', () => 
     expect(typeErrors(contract).length).toBeGreaterThan(0);
   }, 60_000);
 
+  it('a new event type fails at every place that dispatches on an event type (here one that carries a signature)', () => {
+    // A copy of SpillFailed under another name: a signable, out-of-band-capable type.
+    const contract = contractWith((t) => {
+      if (!t.trimStart().startsWith('[')) return t;
+      const union = JSON.parse(t) as { name: string; doc: string }[];
+      const copy = { ...union.find((r) => r.name === 'SpillFailed')!, name: 'SpillCancelled' };
+      return JSON.stringify([...union, { ...copy, doc: 'new' }]);
+    });
+    // Errors unrelated to the new type are the business of "src/ type-checks" above.
+    const unhandled = typeErrors(contract).filter((e) => e.includes('SpillCancelled'));
+    expect([...new Set(unhandled.map((e) => e.slice(0, e.indexOf(':'))))].sort()).toEqual([
+      'src/client/session/ledger.ts',
+      'src/engine/authority.ts',
+      'src/engine/authorize.ts',
+      'src/engine/extent.ts',
+      'src/engine/sequence.ts',
+      'src/engine/step.ts',
+    ]);
+  }, 60_000);
+
   it('a new audit code (its kind is not given)', () => {
     const contract = contractWith((t) =>
       t.replace('"SPILL_INCOMPLETE"', '"SPILL_INCOMPLETE", "NEW_CODE"'),

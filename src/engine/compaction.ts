@@ -4,13 +4,8 @@
  */
 import type { CompactionCommitted, CompactionRequested, MalformedRequest } from './events';
 import type { Collector } from './collector';
-import {
-  type DecisionStamps,
-  type RequestInput,
-  decide,
-  evaluate,
-  refuseMalformed,
-} from './decide';
+import { type DecisionStamps, decide, evaluate, refuseMalformed } from './decide';
+import type { RequestInput } from './evaluation';
 import { EMPTY, clip, range, subtract, union } from './intervals';
 import { raiseGapHead } from './sequence';
 import {

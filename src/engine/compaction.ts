@@ -61,7 +61,8 @@ export function applyCompactionRequested(
   const stored = index >= 0 ? s.verdicts[index]! : null;
   if (stored && sameRequest(stored, e) && stored.epoch === s.epoch) {
     // Nothing changed since: the stored verdict again, stamps and all, and no new spill request;
-    // only requestEventId names the request just received (rev 12).
+    // only requestEventId names the request just received, since the orchestrator takes the
+    // verdict of the eventId it sent (evolve-requests.test.ts, namedAndStripped).
     const again = { ...requestOf(e), seq: stored.inputSeq, occurredAt: stored.requestedAt };
     out.verdict = decide(s, again, { ...stamps, decidedAt: stored.decidedAt }).verdict;
     out.note('stored-verdict');

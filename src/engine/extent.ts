@@ -1,9 +1,10 @@
 /**
- * The extent E of an unknown session (contract §4, rev 12): per unit, the greatest position
+ * The extent E of an unknown session (contract §4): per unit, the greatest position
  * that events which advanced the session told of, never below F. An unknown session's spills
  * and acknowledgements are clipped to [0, E): a spill covers only positions known to exist,
  * never positions appended later, so a signed answer to a forged request for [0, 2^52−1)
- * cannot pre-heal what the session has not reached yet.
+ * cannot pre-heal what the session has not reached yet (evolve-rev12.test.ts, "is clipped to
+ * its extent E").
  */
 import type { ContextEvent, MalformedRequest, Unit } from './events';
 import { type EvidenceHead, type SessionState, turnSpan } from './state';

@@ -120,8 +120,9 @@ export function namedPosition(e: ContextEvent | MalformedRequest, unit: Unit): n
 /**
  * Step 2: on a gap, with a policy, Hg := max(Hg, H, position). Every gap also marks the
  * state as changed for stored verdicts (contract §5, "Repeated requestId") and expires the
- * one-compaction acceptance A1, with or without a policy (rev 12): with the sequence broken,
- * later losses may go unseen, so a pass given for one known loss must not outlive it.
+ * one-compaction acceptance A1, with or without a policy: with the sequence broken, later
+ * losses may go unseen, so a pass given for one known loss must not outlive it (held against
+ * the reference model by engine.reference.property.test.ts, "gaps and conflicts").
  */
 export function raiseGapHead(s: SessionState, position: number): void {
   s.epoch++;

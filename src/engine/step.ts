@@ -42,7 +42,7 @@ export type EngineInput = ContextEvent | MalformedRequest;
 export interface EngineOptions {
   /** SessionClosed grace period in event time (contract §4), default 1 h. */
   graceMs: number;
-  /** Idle period in event time (contract §4, rev 11), default 30 days. */
+  /** Idle period in event time (contract §4), default 30 days. */
   idleMs: number;
   engineVersion: string;
   /**
@@ -55,7 +55,7 @@ export interface EngineOptions {
 export interface StepResult {
   /**
    * The session's state after the event; undefined only when it had none and the event left
-   * none (an out-of-band event that failed the authority check, contract §4b, rev 12).
+   * none (an out-of-band event that failed the authority check, contract §4b).
    */
   state: SessionState | undefined;
   outputs: readonly Output[];
@@ -145,7 +145,7 @@ function pastGraceOrIdle(s: SessionState, occurredAt: number, options: EngineOpt
 }
 
 /**
- * Does the event advance the session (contract §4, rev 12)? Decided once, on the state as it is
+ * Does the event advance the session (contract §4)? Decided once, on the state as it is
  * before the event: in band at exactly its next seq, or out of band and not a redelivery; a
  * signable event only when authorized; a SessionOpened with seq 0 also when the session is
  * past its grace or idle period (a session id used again). A dead-lettered record (an answered
@@ -202,7 +202,8 @@ export function evolveInPlace(
     reportUnauthorized(e as SignableEvent, failure, out);
     if (seq === null) {
       // Step 0 undone, so unsigned junk cannot push a signed event out of the window; and it
-      // leaves no state behind (rev 12): for a session that had none, nothing is created.
+      // leaves no state behind: junk for ids never seen must cost no memory
+      // (evolve-rev12.test.ts, "for a session id never seen creates no state").
       s.outOfBandIds = outOfBandIds;
       if (owned === undefined)
         return { state: undefined, outputs: out.outputs(), notes: out.notes };
@@ -304,8 +305,9 @@ function applyEvent(
       applyLossAcknowledged(s, e, out);
       break;
     case 'SessionClosed':
-      // Only when it advances the session (rev 12): a SessionClosed at a gap seq can neither
-      // hasten nor put off the grace drop.
+      // Only when it advances the session: a SessionClosed at a gap seq can neither hasten nor
+      // put off the grace drop (as test/support/referenceModel.ts, which
+      // engine.reference.property.test.ts holds the engine to).
       if (advances) s.closedAt = e.occurredAt;
       break;
     default:

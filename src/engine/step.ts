@@ -91,44 +91,30 @@ function appendedInOrder(s: SessionState, e: TurnAppended, idleMs: number): bool
 }
 
 /**
- * Which conflicting events are still applied (step 1): a conflict fails closed, its place in
- * the order being unknown, except for a request (still decided) and a SpillCompleted or
- * LossAcknowledged, whose effect does not depend on order, so a session with a broken sequence
- * keeps its ways out.
+ * How steps 1 and 2 treat each input type, beyond its seq:
+ * - `survivesConflict`: still applied in conflict. A conflict fails closed, its place in the
+ *   order being unknown, except for a request (still decided) and a SpillCompleted or
+ *   LossAcknowledged, whose effect does not depend on order, so a session with a broken
+ *   sequence keeps its ways out.
+ * - `request`: every accepted event but a request marks the state as changed for stored
+ *   verdicts (bumps its epoch, contract §5 "Repeated requestId").
  */
-const SURVIVES_CONFLICT: Record<EngineInput['type'], boolean> = {
-  SessionOpened: false,
-  TurnAppended: false,
-  Truncated: false,
-  CompactionRequested: true,
-  MalformedRequest: true,
-  CompactionCommitted: false,
-  SpillCompleted: true,
-  SpillFailed: false,
-  LossAcknowledged: true,
-  SessionClosed: false,
+const IN_BAND: Record<EngineInput['type'], { survivesConflict: boolean; request: boolean }> = {
+  SessionOpened: { survivesConflict: false, request: false },
+  TurnAppended: { survivesConflict: false, request: false },
+  Truncated: { survivesConflict: false, request: false },
+  CompactionRequested: { survivesConflict: true, request: true },
+  MalformedRequest: { survivesConflict: true, request: true },
+  CompactionCommitted: { survivesConflict: false, request: false },
+  SpillCompleted: { survivesConflict: true, request: false },
+  SpillFailed: { survivesConflict: false, request: false },
+  LossAcknowledged: { survivesConflict: true, request: false },
+  SessionClosed: { survivesConflict: false, request: false },
 };
 
 function stampsFor(e: EngineInput, decidedAt: number, options: EngineOptions) {
   return { sessionId: e.sessionId, decidedAt, engineVersion: options.engineVersion };
 }
-
-/**
- * The requests: every accepted event but a request marks the state as changed for stored
- * verdicts (bumps its epoch, contract §5 "Repeated requestId").
- */
-const IS_REQUEST: Record<EngineInput['type'], boolean> = {
-  SessionOpened: false,
-  TurnAppended: false,
-  Truncated: false,
-  CompactionRequested: true,
-  MalformedRequest: true,
-  CompactionCommitted: false,
-  SpillCompleted: false,
-  SpillFailed: false,
-  LossAcknowledged: false,
-  SessionClosed: false,
-};
 
 function requestIdOf(e: EngineInput): string | null {
   return 'requestId' in e ? e.requestId : null;
@@ -263,8 +249,8 @@ function admitInBand(s: SessionState, e: EngineInput, seq: number, out: Collecto
   if (seqClass !== 'conflict' && idHash !== null) rememberEventId(s, seq, idHash);
   s.lastSeq = Math.max(s.lastSeq, seq);
 
-  if (seqClass === 'conflict' && !SURVIVES_CONFLICT[e.type]) return 'not-applied';
-  if (!IS_REQUEST[e.type]) s.epoch++;
+  if (seqClass === 'conflict' && !IN_BAND[e.type].survivesConflict) return 'not-applied';
+  if (!IN_BAND[e.type].request) s.epoch++;
   return 'apply';
 }
 

@@ -2,8 +2,8 @@
 /**
  * Generates the contract's TypeScript types from the Avro schemas in `schemas/` into
  * `src/engine/contract.ts`: the one source of the engine's event and output types (events.ts
- * and outputs.ts re-export them) and of the closed code lists (each enum's symbols as a const
- * array). A schema change the code does not follow fails `tsc`; a schema changed without
+ * and outputs.ts re-export them), of the closed code lists (each enum's symbols as a const
+ * array) and of the signable event types (the union's records with a `signature` field). A schema change the code does not follow fails `tsc`; a schema changed without
  * regenerating fails test/unit/schema-types.test.ts.
  *
  *   node scripts/gen-types.mjs           write src/engine/contract.ts
@@ -122,6 +122,14 @@ function declare(node, namespace, named, unionBranches) {
   return `${docComment(node.doc)}export interface ${name} {\n${fields.join('')}}\n`;
 }
 
+const quoted = (names) => names.map((n) => `'${n}'`).join(', ');
+
+/** Does the record with this short name have a field called `field`? */
+function hasField(named, short, field) {
+  const node = [...named.byName].find(([name]) => shortName(name) === short)?.[1];
+  return node?.fields?.some((f) => f.name === field) ?? false;
+}
+
 export async function generate(schemaDir = path.join(ROOT, 'schemas')) {
   const named = new NamedTypes();
   const unions = [];
@@ -143,7 +151,16 @@ export async function generate(schemaDir = path.join(ROOT, 'schemas')) {
     parts.push(`export type ContextChangeEvent = ${branches.join(' | ')};\n`);
     parts.push(`/** The event types of ${file}, in schema order. */\n`);
     parts.push(
-      `export const CONTEXT_CHANGE_EVENT_TYPES: readonly ContextChangeEvent['type'][] = [${branches.map((b) => `'${b}'`).join(', ')}];\n`,
+      `export const CONTEXT_CHANGE_EVENT_TYPES: readonly ContextChangeEvent['type'][] = [${quoted(branches)}];\n`,
+    );
+    const signable = branches.filter((b) => hasField(named, b, 'signature'));
+    parts.push(
+      `/** The records of ${file} with a \`signature\` field: the events a trusted key ring must authorize (contract §4b). */\n`,
+    );
+    parts.push(`export type SignableEvent = ${signable.join(' | ') || 'never'};\n`);
+    parts.push(`/** The signable event types, in schema order. */\n`);
+    parts.push(
+      `export const SIGNABLE_EVENT_TYPES: readonly SignableEvent['type'][] = [${quoted(signable)}];\n`,
     );
   }
   const header = [

@@ -16,11 +16,11 @@ import { clientInputPartitions } from '../kafka/topics';
 import { RegistryCodec } from '../registry/codec';
 import { OperationalError, StartupError } from '../errors';
 import { connectionOf } from './connection';
-import { isSignable, type SignableEvent } from '../engine/authority';
+import { SIGNABLE_EVENT_TYPES, isSignable, type SignableEvent } from '../engine/authority';
 import { type SigningKey, expiryFrom, signed } from '../authority/signing';
 import { configuredSigningKey } from '../authority/signingKeySource';
 import { GuardUsageError } from './errors';
-import { OUT_OF_BAND_TYPES, type OutOfBandEvent, outOfBand } from './events';
+import { type OutOfBandEvent, outOfBand } from './events';
 import { inputProducer } from './inputProducer';
 import { ClientLifecycle, type ClientState } from './lifecycle';
 import { OpenResources } from './resources';
@@ -194,10 +194,10 @@ export class GuardClient {
     options: OutOfBandOptions = {},
   ): Promise<SignableEvent> {
     this.requireConnected('outOfBand');
-    if (!(OUT_OF_BAND_TYPES as readonly string[]).includes(event.type))
+    if (!isSignable(event))
       throw new GuardUsageError(
         'type',
-        `expected one of ${OUT_OF_BAND_TYPES.join(', ')}, got ${JSON.stringify(event.type)}`,
+        `expected one of ${SIGNABLE_EVENT_TYPES.join(', ')}, got ${JSON.stringify(event.type)}`,
       );
     const now = Date.now();
     const unsigned = outOfBand(event, { eventId, occurredAt: now });

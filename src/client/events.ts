@@ -101,20 +101,16 @@ export function inBand(body: EventBody, envelope: Envelope): ContextEvent {
   return { ...body, ...envelope };
 }
 
-type OutOfBandBody<E extends SignableEvent> = Omit<
-  E,
-  'seq' | 'eventId' | 'occurredAt' | 'signature'
-> & { signature?: Signature | null };
+/** Each of `E` (distributed over a union) without seq, eventId and occurredAt. */
+type OutOfBandBody<E extends SignableEvent> = E extends unknown
+  ? Omit<E, 'seq' | 'eventId' | 'occurredAt' | 'signature'> & { signature?: Signature | null }
+  : never;
 
-/** What an out-of-band sender gives: the event without seq, eventId and occurredAt. */
-export type OutOfBandEvent =
-  OutOfBandBody<SpillCompleted> | OutOfBandBody<SpillFailed> | OutOfBandBody<LossAcknowledged>;
-
-export const OUT_OF_BAND_TYPES: readonly SignableEvent['type'][] = [
-  'SpillCompleted',
-  'SpillFailed',
-  'LossAcknowledged',
-];
+/**
+ * What an out-of-band sender gives: a signable event (contract §3: only those may come out of
+ * band) without seq, eventId and occurredAt.
+ */
+export type OutOfBandEvent = OutOfBandBody<SignableEvent>;
 
 /** The out-of-band event: seq null, unsigned unless it carries a signature already. */
 export function outOfBand(

@@ -199,7 +199,9 @@ export function applySpillCompleted(s: SessionState, e: SpillCompleted, out: Col
       union(inUnit(s.spilled, unit), clip(reported, 0, knownHead(s, unit))),
     );
   } else {
-    // An unknown session: only positions it was told of (its extent, rev 12).
+    // An unknown session: only positions it was told of (its extent E, extent.ts), so a signed
+    // answer to a forged request cannot heal what the session has not reached yet
+    // (evolve-rev12.test.ts, "is clipped to its extent E").
     const placed = clip(reported, 0, extentIn(s, e.unit));
     s.spilled = withUnit(s.spilled, e.unit, union(inUnit(s.spilled, e.unit), placed));
   }
@@ -260,7 +262,8 @@ export function applyLossAcknowledged(s: SessionState, e: LossAcknowledged, out:
       }
     }
   } else {
-    // An unknown session: only positions it was told of (its extent, rev 12).
+    // An unknown session: only positions it was told of (its extent E, extent.ts), as for a
+    // spill (evolve-events.test.ts, "unknown sessions: only A1 applies, clipped to the extent E").
     r = clip(r, 0, extentIn(s, unit));
   }
   // (3) The whole range lets exactly one compaction through.

@@ -5,7 +5,10 @@
  * from the public key with node:crypto, src/authority/ring.ts), so the engine does no crypto I/O
  * and imports nothing from Node.
  */
-import type { LossAcknowledged, SpillCompleted, SpillFailed } from './events';
+import { SIGNABLE_EVENT_TYPES, type SignableEvent } from './contract';
+import { unreachable } from './unreachable';
+
+export { SIGNABLE_EVENT_TYPES, type SignableEvent };
 
 /** What a key of the ring may authorize. */
 export type AuthorityRole = 'ACKNOWLEDGE' | 'SPILL';
@@ -22,16 +25,21 @@ export interface TrustedKey {
 /** The trusted key ring, by keyId. */
 export type TrustedKeyRing = ReadonlyMap<string, TrustedKey>;
 
-/** The three event types §4b covers. */
-export type SignableEvent = SpillCompleted | SpillFailed | LossAcknowledged;
-
+/** Is `e` of a type §4b covers (generated from the schema: the records with a `signature`)? */
 export function isSignable(e: { type: string }): e is SignableEvent {
-  return e.type === 'SpillCompleted' || e.type === 'SpillFailed' || e.type === 'LossAcknowledged';
+  return (SIGNABLE_EVENT_TYPES as readonly string[]).includes(e.type);
 }
+
+/** The role each signable event type needs. */
+const REQUIRED_ROLE: Record<SignableEvent['type'], AuthorityRole> = {
+  LossAcknowledged: 'ACKNOWLEDGE',
+  SpillCompleted: 'SPILL',
+  SpillFailed: 'SPILL',
+};
 
 /** The role a signable event needs. */
 export function requiredRole(e: SignableEvent): AuthorityRole {
-  return e.type === 'LossAcknowledged' ? 'ACKNOWLEDGE' : 'SPILL';
+  return REQUIRED_ROLE[e.type];
 }
 
 /** The payload's first element: a domain tag, so a signature of ours means nothing elsewhere. */
@@ -56,6 +64,8 @@ export function payloadValues(
       return [...head, e.spillRequestId, e.handle, e.unit, e.range.start, e.range.end];
     case 'SpillFailed':
       return [...head, e.spillRequestId, e.error];
+    default:
+      return unreachable(e);
   }
 }
 

@@ -15,6 +15,7 @@ import {
 import type { Collector } from './collector';
 import { range } from './intervals';
 import type { SessionState } from './state';
+import { unreachable } from './unreachable';
 
 const WHO: Record<SignableEvent['type'], string> = {
   LossAcknowledged: 'a loss acknowledgement needs a signature by a key with role ACKNOWLEDGE',
@@ -43,7 +44,16 @@ export function reportUnauthorized(
 ): void {
   const keyId = e.signature ? ` (keyId ${JSON.stringify(e.signature.keyId)})` : '';
   const message = `${e.type} ${e.eventId} not applied: ${failure}${keyId}; ${WHO[e.type]} of the trusted key ring`;
-  if (e.type === 'SpillFailed') out.audit('UNAUTHORIZED_EVENT', message, null, []);
-  else out.audit('UNAUTHORIZED_EVENT', message, e.unit, range(e.range.start, e.range.end));
+  switch (e.type) {
+    case 'SpillFailed':
+      out.audit('UNAUTHORIZED_EVENT', message, null, []);
+      break;
+    case 'SpillCompleted':
+    case 'LossAcknowledged':
+      out.audit('UNAUTHORIZED_EVENT', message, e.unit, range(e.range.start, e.range.end));
+      break;
+    default:
+      unreachable(e);
+  }
   out.note('unauthorized');
 }

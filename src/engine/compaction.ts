@@ -4,13 +4,8 @@
  */
 import type { CompactionCommitted, CompactionRequested, MalformedRequest } from './events';
 import type { Collector } from './collector';
-import {
-  type DecisionStamps,
-  type RequestInput,
-  decide,
-  evaluate,
-  refuseMalformed,
-} from './decide';
+import { type DecisionStamps, decide, evaluate, refuseMalformed } from './decide';
+import type { RequestInput } from './evaluation';
 import { EMPTY, clip, range, subtract, union } from './intervals';
 import { raiseGapHead } from './sequence';
 import {
@@ -66,7 +61,8 @@ export function applyCompactionRequested(
   const stored = index >= 0 ? s.verdicts[index]! : null;
   if (stored && sameRequest(stored, e) && stored.epoch === s.epoch) {
     // Nothing changed since: the stored verdict again, stamps and all, and no new spill request;
-    // only requestEventId names the request just received (rev 12).
+    // only requestEventId names the request just received, since the orchestrator takes the
+    // verdict of the eventId it sent (evolve-requests.test.ts, namedAndStripped).
     const again = { ...requestOf(e), seq: stored.inputSeq, occurredAt: stored.requestedAt };
     out.verdict = decide(s, again, { ...stamps, decidedAt: stored.decidedAt }).verdict;
     out.note('stored-verdict');

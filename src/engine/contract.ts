@@ -477,3 +477,15 @@ export const CONTEXT_CHANGE_EVENT_TYPES: readonly ContextChangeEvent['type'][] =
   'LossAcknowledged',
   'SessionClosed',
 ];
+
+/** The records of context-change-event.avsc with a `signature` field: the events a trusted key ring must authorize (contract §4b). */
+
+export type SignableEvent = SpillCompleted | SpillFailed | LossAcknowledged;
+
+/** The signable event types, in schema order. */
+
+export const SIGNABLE_EVENT_TYPES: readonly SignableEvent['type'][] = [
+  'SpillCompleted',
+  'SpillFailed',
+  'LossAcknowledged',
+];

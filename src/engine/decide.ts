@@ -3,7 +3,7 @@
  * acknowledgements, then choose basis (APPROVE) or action (REFUSE). Pure: the state is only
  * read, the clock (`decidedAt`) is passed in.
  */
-import type { Span, Unit } from './events';
+import type { Unit } from './events';
 import type { Action, Basis, RuleCode, SpillRequest, Verdict } from './outputs';
 import {
   EMPTY,
@@ -24,36 +24,9 @@ import {
   uncoveredSet,
 } from './rules';
 import { type SessionState, inUnit, knownHead } from './state';
+import type { Evaluation, RequestInput } from './evaluation';
 import { diagnosticFor, messageFor } from './messages';
 import { evidenceIn } from './drop';
-
-export interface RequestInput {
-  requestId: string;
-  /** The request's own eventId, named in its verdict and spill request (rev 12). */
-  eventId: string;
-  unit: Unit;
-  summaryInput: Span;
-  tailStart: number;
-  seq: number;
-  occurredAt: number;
-}
-
-/** A rule that fired: its unhealed holes (empty for a rule without a hole). */
-export interface FiredRule {
-  code: RuleCode;
-  holes: IntervalSet;
-  /** For a rule without a hole: `[0,t) − (P ∪ A)`, what a spill would have to store. */
-  spillNeed: IntervalSet;
-}
-
-export interface Evaluation {
-  rulesChecked: RuleCode[];
-  fired: FiredRule[];
-  /** Would the request be refused with A left out (P alone heals)? */
-  refusedWithoutAck: boolean;
-  /** The unit of every hole: U for a known session, the request's for an unknown one. */
-  holeUnit: Unit;
-}
 
 interface Healing {
   /** P ∪ A */

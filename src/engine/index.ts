@@ -2,7 +2,8 @@
 export * from './events';
 export * from './outputs';
 export { evolve, type EngineInput, type EngineOptions, type StepResult } from './evolve';
-export { decide, evaluate, type RequestInput, type Decided, type Evaluation } from './decide';
+export { decide, evaluate, type Decided } from './decide';
+export type { RequestInput, Evaluation } from './evaluation';
 export { Fleet, engineOptions, DEFAULT_GRACE_MS, DEFAULT_IDLE_MS } from './fleet';
 export * from './authority';
 export { serializeState, deserializeState } from './serialize';

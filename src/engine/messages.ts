@@ -2,7 +2,7 @@
 import type { Unit } from './events';
 import type { Action, RuleCode } from './outputs';
 import { type IntervalSet, format, isEmpty } from './intervals';
-import type { Evaluation, FiredRule, RequestInput } from './decide';
+import type { Evaluation, FiredRule, RequestInput } from './evaluation';
 import type { SessionState } from './state';
 
 const WHAT: Record<RuleCode, string> = {

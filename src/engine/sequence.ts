@@ -11,6 +11,7 @@ import {
   headIn,
   turnSpan,
 } from './state';
+import { unreachable } from './unreachable';
 
 /** Step 0: is this out-of-band eventId among the last 8 accepted (only those are compared)? */
 export function isOutOfBandRedelivery(s: SessionState, idHash: number): boolean {
@@ -106,16 +107,22 @@ export function namedPosition(e: ContextEvent | MalformedRequest, unit: Unit): n
     case 'CompactionRequested':
     case 'CompactionCommitted':
       return e.unit === unit ? Math.max(e.summaryInput.end, e.tailStart) : 0;
-    default:
+    case 'SessionOpened':
+    case 'SpillFailed':
+    case 'SessionClosed':
+    case 'MalformedRequest':
       return 0;
+    default:
+      return unreachable(e);
   }
 }
 
 /**
  * Step 2: on a gap, with a policy, Hg := max(Hg, H, position). Every gap also marks the
  * state as changed for stored verdicts (contract §5, "Repeated requestId") and expires the
- * one-compaction acceptance A1, with or without a policy (rev 12): with the sequence broken,
- * later losses may go unseen, so a pass given for one known loss must not outlive it.
+ * one-compaction acceptance A1, with or without a policy: with the sequence broken, later
+ * losses may go unseen, so a pass given for one known loss must not outlive it (held against
+ * the reference model by engine.reference.property.test.ts, "gaps and conflicts").
  */
 export function raiseGapHead(s: SessionState, position: number): void {
   s.epoch++;

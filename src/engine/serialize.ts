@@ -11,12 +11,13 @@ import { type EvidenceHead, NO_IDS, NO_SETS, type PerUnit, type SessionState } f
 import { rememberedFrom, rememberedIds } from './sequence';
 
 /**
- * The leading byte. Format 4 holds an unknown session's extent E (rev 12) beside what format 3
- * holds: lastEventAt, the evidence head F, the coarsened set K and the contested flag (rev 11),
+ * The leading byte. Format 4 holds an unknown session's extent E beside what format 3
+ * holds: lastEventAt, the evidence head F, the coarsened set K and the contested flag,
  * beside what format 2 holds, the out-of-band eventIds (§4 step 0), which format 1 lacks.
  * Records of formats 1 to 3, which older changelogs may hold, restore with the missing fields
  * at their defaults (none remembered; no lastEventAt, no F, K empty, not contested, no E: an
- * unknown session restored from them reaches only F, which fails closed).
+ * unknown session restored from them reaches only F, which fails closed; state-format.test.ts
+ * and evolve-out-of-band.test.ts restore formats 2 and 1).
  */
 const FORMAT_VERSION = 4;
 const FORMAT_V3 = 3;

@@ -112,9 +112,11 @@ export interface SessionState {
   /** Stored verdicts, least recently requested first, at most 16. */
   verdicts: StoredVerdict[];
   /**
-   * The greatest occurredAt of the events that advanced the session (contract §4, rev 12), null
+   * The greatest occurredAt of the events that advanced the session (contract §4), null
    * before the first: the idle period is measured from it, and a signature must not expire
-   * before it. Only the session's own next seq or an authorized out-of-band event moves it.
+   * before it. Only the session's own next seq or an authorized out-of-band event moves it, so
+   * a record at a gap seq or an unsigned one, stamped far ahead, can neither drop the session
+   * nor expire its signed answers (evolve-rev12.test.ts, findings 1 and 6).
    */
   lastEventAt: number | null;
   /**
@@ -123,7 +125,7 @@ export interface SessionState {
    */
   evidenceHead: EvidenceHead | null;
   /**
-   * E, the extent of an unknown session (contract §4, rev 12): per unit, the greatest position
+   * E, the extent of an unknown session (contract §4): per unit, the greatest position
    * events that advanced it told of; null while none did. Its spills and acknowledgements are
    * clipped to [0, max(E, F)): a spill covers only positions known to exist. Unused once a
    * policy arrives.

@@ -7,14 +7,7 @@
  * each session, src/kafka/batchStep.ts) and `audit`'s replay. `evolve` (evolve.ts) is the pure
  * form, on a copy.
  */
-import type {
-  ContextEvent,
-  LossAcknowledged,
-  MalformedRequest,
-  SpillCompleted,
-  SpillFailed,
-  TurnAppended,
-} from './events';
+import type { ContextEvent, MalformedRequest, TurnAppended } from './events';
 import { Collector, type Note, type Output } from './collector';
 import {
   applyLossAcknowledged,
@@ -37,18 +30,19 @@ import {
 } from './sequence';
 import { type SessionState, emptyState } from './state';
 import { hash53 } from './hash';
-import type { AuthorityFailure, TrustedKeyRing } from './authority';
+import type { AuthorityFailure, SignableEvent, TrustedKeyRing } from './authority';
 import { afterDrop } from './drop';
 import { authorityOf, reportUnauthorized } from './authorize';
 import { coarsenState } from './coarsen';
 import { raiseExtentBy } from './extent';
+import { unreachable } from './unreachable';
 
 export type EngineInput = ContextEvent | MalformedRequest;
 
 export interface EngineOptions {
   /** SessionClosed grace period in event time (contract §4), default 1 h. */
   graceMs: number;
-  /** Idle period in event time (contract §4, rev 11), default 30 days. */
+  /** Idle period in event time (contract §4), default 30 days. */
   idleMs: number;
   engineVersion: string;
   /**
@@ -61,7 +55,7 @@ export interface EngineOptions {
 export interface StepResult {
   /**
    * The session's state after the event; undefined only when it had none and the event left
-   * none (an out-of-band event that failed the authority check, contract §4b, rev 12).
+   * none (an out-of-band event that failed the authority check, contract §4b).
    */
   state: SessionState | undefined;
   outputs: readonly Output[];
@@ -96,22 +90,30 @@ function appendedInOrder(s: SessionState, e: TurnAppended, idleMs: number): bool
   return true;
 }
 
-/** Which conflicting events are still applied: their effect does not depend on order (step 1). */
-function survivesConflict(e: EngineInput): boolean {
-  return (
-    e.type === 'CompactionRequested' ||
-    e.type === 'MalformedRequest' ||
-    e.type === 'SpillCompleted' ||
-    e.type === 'LossAcknowledged'
-  );
-}
+/**
+ * How steps 1 and 2 treat each input type, beyond its seq:
+ * - `survivesConflict`: still applied in conflict. A conflict fails closed, its place in the
+ *   order being unknown, except for a request (still decided) and a SpillCompleted or
+ *   LossAcknowledged, whose effect does not depend on order, so a session with a broken
+ *   sequence keeps its ways out.
+ * - `request`: every accepted event but a request marks the state as changed for stored
+ *   verdicts (bumps its epoch, contract §5 "Repeated requestId").
+ */
+const IN_BAND: Record<EngineInput['type'], { survivesConflict: boolean; request: boolean }> = {
+  SessionOpened: { survivesConflict: false, request: false },
+  TurnAppended: { survivesConflict: false, request: false },
+  Truncated: { survivesConflict: false, request: false },
+  CompactionRequested: { survivesConflict: true, request: true },
+  MalformedRequest: { survivesConflict: true, request: true },
+  CompactionCommitted: { survivesConflict: false, request: false },
+  SpillCompleted: { survivesConflict: true, request: false },
+  SpillFailed: { survivesConflict: false, request: false },
+  LossAcknowledged: { survivesConflict: true, request: false },
+  SessionClosed: { survivesConflict: false, request: false },
+};
 
 function stampsFor(e: EngineInput, decidedAt: number, options: EngineOptions) {
   return { sessionId: e.sessionId, decidedAt, engineVersion: options.engineVersion };
-}
-
-function isRequest(e: EngineInput): boolean {
-  return e.type === 'CompactionRequested' || e.type === 'MalformedRequest';
 }
 
 function requestIdOf(e: EngineInput): string | null {
@@ -129,7 +131,7 @@ function pastGraceOrIdle(s: SessionState, occurredAt: number, options: EngineOpt
 }
 
 /**
- * Does the event advance the session (contract §4, rev 12)? Decided once, on the state as it is
+ * Does the event advance the session (contract §4)? Decided once, on the state as it is
  * before the event: in band at exactly its next seq, or out of band and not a redelivery; a
  * signable event only when authorized; a SessionOpened with seq 0 also when the session is
  * past its grace or idle period (a session id used again). A dead-lettered record (an answered
@@ -179,14 +181,15 @@ export function evolveInPlace(
   const seq = e.seq;
   const outOfBandIds = s.outOfBandIds;
   const admission =
-    seq === null ? admitOutOfBand(s, e as OutOfBandEvent) : admitInBand(s, e, seq, out);
+    seq === null ? admitOutOfBand(s, e as SignableEvent) : admitInBand(s, e, seq, out);
   if (admission === 'duplicate') return { state: s, outputs: [], notes: ['duplicate'] };
   if (admission === 'apply' && failure !== null) {
     // Checked where step 3 would apply it (§4b): reported, not applied.
-    reportUnauthorized(e as OutOfBandEvent, failure, out);
+    reportUnauthorized(e as SignableEvent, failure, out);
     if (seq === null) {
       // Step 0 undone, so unsigned junk cannot push a signed event out of the window; and it
-      // leaves no state behind (rev 12): for a session that had none, nothing is created.
+      // leaves no state behind: junk for ids never seen must cost no memory
+      // (evolve-rev12.test.ts, "for a session id never seen creates no state").
       s.outOfBandIds = outOfBandIds;
       if (owned === undefined)
         return { state: undefined, outputs: out.outputs(), notes: out.notes };
@@ -210,15 +213,12 @@ function noteEventTime(s: SessionState, occurredAt: number): void {
 
 type Admission = 'apply' | 'duplicate' | 'not-applied';
 
-/** Contract §3: only these three may come out of band (`seq` null). */
-type OutOfBandEvent = SpillCompleted | SpillFailed | LossAcknowledged;
-
 /**
  * Step 0: a redelivery (its eventId among the last 8 out-of-band ones) is ignored; otherwise
  * the event is accepted without touching the sequence (steps 1 and 2 are skipped: no last seq,
  * no remembered seq eventIds, never a gap) and counts as accepted for stored verdicts.
  */
-function admitOutOfBand(s: SessionState, e: OutOfBandEvent): Admission {
+function admitOutOfBand(s: SessionState, e: SignableEvent): Admission {
   const idHash = hash53(e.eventId);
   if (isOutOfBandRedelivery(s, idHash)) return 'duplicate';
   rememberOutOfBandId(s, idHash);
@@ -249,8 +249,8 @@ function admitInBand(s: SessionState, e: EngineInput, seq: number, out: Collecto
   if (seqClass !== 'conflict' && idHash !== null) rememberEventId(s, seq, idHash);
   s.lastSeq = Math.max(s.lastSeq, seq);
 
-  if (seqClass === 'conflict' && !survivesConflict(e)) return 'not-applied';
-  if (!isRequest(e)) s.epoch++;
+  if (seqClass === 'conflict' && !IN_BAND[e.type].survivesConflict) return 'not-applied';
+  if (!IN_BAND[e.type].request) s.epoch++;
   return 'apply';
 }
 
@@ -291,9 +291,12 @@ function applyEvent(
       applyLossAcknowledged(s, e, out);
       break;
     case 'SessionClosed':
-      // Only when it advances the session (rev 12): a SessionClosed at a gap seq can neither
-      // hasten nor put off the grace drop.
+      // Only when it advances the session: a SessionClosed at a gap seq can neither hasten nor
+      // put off the grace drop (as test/support/referenceModel.ts, which
+      // engine.reference.property.test.ts holds the engine to).
       if (advances) s.closedAt = e.occurredAt;
       break;
+    default:
+      unreachable(e);
   }
 }

@@ -9,6 +9,7 @@ import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
+import { SIGNABLE_EVENT_TYPES } from '../../src/engine/authority';
 import { EVENT_TYPES } from '../../src/engine/events';
 import { AUDIT_CODE_SYMBOLS, AUDIT_KIND_OF, RULE_CODE_SYMBOLS } from '../../src/engine/outputs';
 import { RULE_CODES } from '../../src/engine/rules';
@@ -84,6 +85,21 @@ describe('the contract types have one source, the schemas', () => {
     expect(RULE_CODES).toEqual(RULE_CODE_SYMBOLS);
     expect(Object.keys(AUDIT_KIND_OF).sort()).toEqual([...AUDIT_CODE_SYMBOLS].sort());
   });
+
+  it('the signable event types are the event records with a signature field, and the only ones whose seq may be null', () => {
+    type Field = { name: string; type: unknown };
+    const union = JSON.parse(
+      readFileSync(path.join(ROOT, 'schemas/context-change-event.avsc'), 'utf8'),
+    ) as { name: string; fields: Field[] }[];
+    const field = (r: { fields: Field[] }, name: string) => r.fields.find((f) => f.name === name);
+    const withSignature = union.filter((r) => field(r, 'signature') !== undefined);
+    const seqMayBeNull = union.filter((r) =>
+      JSON.stringify(field(r, 'seq')!.type).includes('null'),
+    );
+    expect(SIGNABLE_EVENT_TYPES).toEqual(withSignature.map((r) => r.name));
+    // The engine admits a null seq (step 0) as a signable event: the two sets must be one.
+    expect(SIGNABLE_EVENT_TYPES).toEqual(seqMayBeNull.map((r) => r.name));
+  });
 });
 
 describe('a schema change the code does not follow fails the type check', () => {
@@ -95,6 +111,26 @@ describe('a schema change the code does not follow fails the type check', () => 
       ),
     );
     expect(typeErrors(contract).length).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('a new event type fails at every place that dispatches on an event type (here one that carries a signature)', () => {
+    // A copy of SpillFailed under another name: a signable, out-of-band-capable type.
+    const contract = contractWith((t) => {
+      if (!t.trimStart().startsWith('[')) return t;
+      const union = JSON.parse(t) as { name: string; doc: string }[];
+      const copy = { ...union.find((r) => r.name === 'SpillFailed')!, name: 'SpillCancelled' };
+      return JSON.stringify([...union, { ...copy, doc: 'new' }]);
+    });
+    // Errors unrelated to the new type are the business of "src/ type-checks" above.
+    const unhandled = typeErrors(contract).filter((e) => e.includes('SpillCancelled'));
+    expect([...new Set(unhandled.map((e) => e.slice(0, e.indexOf(':'))))].sort()).toEqual([
+      'src/client/session/ledger.ts',
+      'src/engine/authority.ts',
+      'src/engine/authorize.ts',
+      'src/engine/extent.ts',
+      'src/engine/sequence.ts',
+      'src/engine/step.ts',
+    ]);
   }, 60_000);
 
   it('a new audit code (its kind is not given)', () => {

@@ -10,6 +10,7 @@
  * again under the same seq and eventId).
  */
 import type { ContextEvent, Policy, Span, TruncationReason, Unit } from '../../engine/events';
+import { unreachable } from '../../engine/unreachable';
 import {
   type EventBody,
   compactionCommitted,
@@ -251,8 +252,14 @@ export class SessionLedger {
       case 'SessionClosed':
         this.isClosed = true;
         break;
-      default:
+      case 'Truncated':
+      case 'CompactionRequested':
+      case 'SpillCompleted':
+      case 'SpillFailed':
+      case 'LossAcknowledged':
         break;
+      default:
+        unreachable(event);
     }
     if (event.seq !== null) this.nextSeq = event.seq + 1;
     this.latest = Math.max(this.latest ?? event.occurredAt, event.occurredAt);

@@ -7,14 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import type { ContextEvent, Policy, Span, TruncationReason, Unit } from '../../engine/events';
 import type { Verdict } from '../../engine/outputs';
-import { decodeEventJson } from '../../schema/decodeEvent';
 import { sleep } from '../../time';
-import type { GuardClient } from '../client';
-import { GuardUsageError } from '../errors';
 import type { SpillStore } from '../spill';
 import { failureText, transcriptPieces } from '../transcript';
+import { requireDecodable } from '../validate';
 import { storeVouched } from '../vouch';
 import { type SessionCommand, SessionLedger } from './ledger';
+import type { SessionPort } from './port';
 import { SessionSender } from './sender';
 import type {
   CommitReport,
@@ -33,12 +32,6 @@ const MAX_SPILLS = 2;
 const DEFAULT_SPILL_POLL_MS = 500;
 const DEFAULT_SPILL_WAIT_MS = 30_000;
 
-/** What a session needs of its client. */
-type SessionHost = Pick<
-  GuardClient,
-  'send' | 'signedInBand' | 'verdictTimeoutMs' | 'expectVerdict' | 'forgetVerdict'
->;
-
 export class GuardedSession {
   private readonly ledger: SessionLedger;
   private readonly sender: SessionSender;
@@ -47,7 +40,7 @@ export class GuardedSession {
 
   /** @internal use GuardClient.session / GuardClient.resume */
   constructor(
-    private readonly client: SessionHost,
+    private readonly client: SessionPort,
     readonly sessionId: string,
     snapshot: SessionSnapshot | null,
     options: SessionOptions = {},
@@ -215,10 +208,7 @@ export class GuardedSession {
   ): ContextEvent {
     const body = this.ledger.decide(command);
     const stamped = this.ledger.stamp(body, { eventId: randomUUID(), occurredAt: this.now() });
-    const event = this.client.signedInBand(stamped, this.ledger.lastOccurredAt);
-    const checked = decodeEventJson(event);
-    if (!checked.ok)
-      throw new GuardUsageError(checked.error.field ?? event.type, checked.error.message);
+    const event = requireDecodable(this.client.signedInBand(stamped, this.ledger.lastOccurredAt));
     beforeRecord?.(event);
     this.ledger.record(event);
     return event;

@@ -22,7 +22,7 @@ import { OUT_OF_BAND_TYPES, type OutOfBandEvent, outOfBand } from './events';
 import { inputProducer } from './inputProducer';
 import { ClientLifecycle, type ClientState } from './lifecycle';
 import { OpenResources } from './resources';
-import { OrderedSender } from './sender';
+import { BatchedProducer } from './batchedProducer';
 import { GuardedSession, type SessionOptions, type SessionSnapshot } from './session';
 import type { SessionPort } from './session/port';
 import { requireDecodable } from './validate';
@@ -71,7 +71,7 @@ interface Connected {
   kafka: Kafka;
   codec: RegistryCodec;
   key: SigningKey | null;
-  sender: OrderedSender;
+  sender: BatchedProducer;
   listener: VerdictListener | null;
   resources: OpenResources;
 }
@@ -311,7 +311,7 @@ export class GuardClient {
       await reachable(config, () => verdicts.start());
       listener = verdicts;
     }
-    const sender = new OrderedSender(producer, config.inputTopic, inputPartitions, this.log);
+    const sender = new BatchedProducer(producer, config.inputTopic, inputPartitions, this.log);
     // Closed first: what was sent is acknowledged before the producer stops.
     resources.add('sends in flight', () => sender.flushed());
     return { config, kafka, codec, key, sender, listener, resources };

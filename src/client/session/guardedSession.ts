@@ -1,7 +1,7 @@
 /**
  * GuardedSession: one agent session as the guard sees it. Each call is one command: the ledger
- * (ledger.ts) decides the event it means and keeps the sequence and the positions, the sender
- * (sender.ts) hands the events to the client in call order, and a request's verdict is waited
+ * (ledger.ts) decides the event it means and keeps the sequence and the positions, the outbox
+ * (outbox.ts) hands the events to the client in call order, and a request's verdict is waited
  * for within its deadline (verdictWait.ts). This class only joins them, and runs the spill loop.
  */
 import { randomUUID } from 'node:crypto';
@@ -14,7 +14,7 @@ import { requireDecodable } from '../validate';
 import { storeVouched } from '../vouch';
 import { type SessionCommand, SessionLedger } from './ledger';
 import type { SessionPort } from './port';
-import { SessionSender } from './sender';
+import { SessionOutbox } from './outbox';
 import type {
   CommitReport,
   CompactionRequest,
@@ -34,7 +34,7 @@ const DEFAULT_SPILL_WAIT_MS = 30_000;
 
 export class GuardedSession {
   private readonly ledger: SessionLedger;
-  private readonly sender: SessionSender;
+  private readonly outbox: SessionOutbox;
   private readonly verdicts: VerdictWaiter;
   private readonly now: () => number;
 
@@ -49,7 +49,7 @@ export class GuardedSession {
       snapshot === null ? SessionLedger.fresh(sessionId) : SessionLedger.resume(snapshot);
     this.now = options.now ?? Date.now;
     const persist = options.persist;
-    this.sender = new SessionSender(sessionId, {
+    this.outbox = new SessionOutbox(sessionId, {
       send: (event) => client.send(event),
       persist: persist ? () => persist(this.ledger.snapshot()) : null,
       acknowledged: (event) => this.ledger.acknowledged([event.eventId]),
@@ -179,7 +179,7 @@ export class GuardedSession {
 
   /** One command's event, sent; resolves with it once the broker acknowledged it. */
   private send(command: SessionCommand): Promise<ContextEvent> {
-    return this.sender.submit(() => this.prepare(command));
+    return this.outbox.submit(() => this.prepare(command));
   }
 
   /** One request, then its verdict within `timeoutMs` from now. */
@@ -188,7 +188,7 @@ export class GuardedSession {
     timeoutMs: number,
   ): Promise<Verdict> {
     const wait = this.verdicts.begin(command.requestId, timeoutMs);
-    const sent = this.sender.submit(() => {
+    const sent = this.outbox.submit(() => {
       this.ledger.requireNotClosed();
       wait.requireTime(); // timed out while earlier events were queued: send nothing
       return this.prepare(command, (event) => {

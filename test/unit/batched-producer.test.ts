@@ -1,9 +1,9 @@
-import { queuedAfterFailure } from '../../src/client/sender';
+import { queuedAfterFailure } from '../../src/client/batchedProducer';
 
 const q = (key: string, value: string) => ({ message: { key, value } });
 const values = (qs: { message: { value: string } }[]) => qs.map((x) => x.message.value);
 
-describe("the client's ordered sender after a failed batch", () => {
+describe("the client's batched producer after a failed batch", () => {
   it('holds back the queued events of every session the failed batch carried, keeps the others in order', () => {
     const failed = [q('s-1', '1/5'), q('s-2', '2/9')];
     const queue = [

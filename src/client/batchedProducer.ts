@@ -1,5 +1,6 @@
 /**
- * One send at a time, in call order, batching whatever queued up meanwhile. Per-session order is
+ * The client's one way onto the input topic, shared by all its sessions: one produce request at
+ * a time, in call order, batching whatever queued up meanwhile. Per-session order is
  * the contract's first need (contract §3: seq is +1 per event, §8: partitioned by sessionId),
  * and kafkajs keeps it only for one request in flight; batching keeps throughput with many
  * sessions sending at once (one produce request carries every session's waiting events).
@@ -34,7 +35,7 @@ export function queuedAfterFailure<Q extends { message: Message }>(
 /** Most messages per produce request (the broker's 1 MiB batch limit stays far away). */
 const MAX_BATCH = 500;
 
-export class OrderedSender {
+export class BatchedProducer {
   private queue: Queued[] = [];
   private running = false;
 

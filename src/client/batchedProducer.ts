@@ -7,7 +7,6 @@
  */
 import { checkedSend, type Message, type Producer } from '../kafka/kafkajs';
 import type { Logger } from 'pino';
-import { sleep } from '../time';
 
 interface Queued {
   message: Message;
@@ -38,6 +37,8 @@ const MAX_BATCH = 500;
 export class BatchedProducer {
   private queue: Queued[] = [];
   private running = false;
+  /** Told when the queue has run dry: what `flushed()` waits on (nothing polls). */
+  private idle: { done: Promise<void>; resolve: () => void } | null = null;
 
   private readonly partitionCounts: ReadonlyMap<string, number>;
 
@@ -63,9 +64,18 @@ export class BatchedProducer {
     });
   }
 
-  /** Resolves when everything queued so far is sent (or failed). */
-  async flushed(): Promise<void> {
-    while (this.running || this.queue.length > 0) await sleep(5);
+  /**
+   * Resolves when nothing is queued or being sent any more (each message sent or failed),
+   * at once when that is so already: the drain tells it as it stops.
+   */
+  flushed(): Promise<void> {
+    if (!this.running && this.queue.length === 0) return Promise.resolve();
+    if (this.idle === null) {
+      let resolve!: () => void;
+      const done = new Promise<void>((r) => (resolve = r));
+      this.idle = { done, resolve };
+    }
+    return this.idle.done;
   }
 
   private async drain(): Promise<void> {
@@ -89,7 +99,11 @@ export class BatchedProducer {
         }
       }
     } finally {
+      // The queue is empty here (the loop ends only so, and a send meanwhile joins the loop).
       this.running = false;
+      const idle = this.idle;
+      this.idle = null;
+      idle?.resolve();
     }
   }
 }

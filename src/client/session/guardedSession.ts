@@ -220,8 +220,9 @@ export class GuardedSession {
     transcript: TranscriptReader,
   ): Promise<void> {
     // The guard asks for [0, H') in the floor unit (contract §5): the whole transcript so far.
-    // Reported is only what was stored and read back of it (contract §4b, rev 12: storeVouched,
-    // as the SpillWorker): the turns the reader gave, from the first on, without a hole.
+    // Reported is only what was stored and read back of it (contract §4b: storeVouched, as the
+    // SpillWorker): the turns the reader gave, from the first on, without a hole
+    // (test/unit/spill-vouch.test.ts, "the client's spill loop reports only what it stored").
     const { unit, range, firstTurn, endTurn } = this.ledger.spillRange();
     let stored: { handle: string; range: Span };
     try {

@@ -4,39 +4,13 @@
  * through others: a session reaches its client only through the port it is given
  * (src/client/session/port.ts), never client.ts.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { relativeImports, sourceFiles } from '../support/sourceImports';
 
 const SRC = path.resolve(__dirname, '../../src');
 const CLIENT = path.join(SRC, 'client');
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory()
-      ? filesUnder(path.join(dir, e.name))
-      : e.name.endsWith('.ts')
-        ? [path.join(dir, e.name)]
-        : [],
-  );
-}
-
-/** The src files `file` imports (relative imports, type-only ones included). */
-function importsOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/from '(\.[^']+)'/g)].flatMap((m) => {
-    const base = path.resolve(path.dirname(file), m[1]!);
-    const found = [`${base}.ts`, path.join(base, 'index.ts')].find((f) => {
-      try {
-        readFileSync(f);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-    return found ? [found] : [];
-  });
-}
 
 /** Every import cycle among `files`, each as the files on it (depth-first, one per back edge). */
 function cycles(files: readonly string[]): string[][] {
@@ -52,7 +26,7 @@ function cycles(files: readonly string[]): string[][] {
       return;
     }
     stack.push(f);
-    for (const g of importsOf(f)) if (inSet.has(g)) visit(g);
+    for (const g of relativeImports(f)) if (inSet.has(g)) visit(g);
     stack.pop();
     done.add(f);
   };
@@ -60,12 +34,12 @@ function cycles(files: readonly string[]): string[][] {
   return found;
 }
 
-const clientFiles = filesUnder(CLIENT);
+const clientFiles = sourceFiles(CLIENT);
 
 it('no file of src/client imports src/integrations', () => {
   expect(clientFiles.length).toBeGreaterThan(10);
   const offenders = clientFiles.filter((f) =>
-    importsOf(f).some((g) => g.startsWith(path.join(SRC, 'integrations') + path.sep)),
+    relativeImports(f).some((g) => g.startsWith(path.join(SRC, 'integrations') + path.sep)),
   );
   expect(offenders.map((f) => path.relative(SRC, f))).toEqual([]);
 });

@@ -35,6 +35,30 @@ export default tseslint.config(
     },
   },
   {
+    // The client is the layer the integrations build on: it imports nothing of theirs, so
+    // `compaction-guard/client` never loads an integration (docs/decisions.md 200).
+    files: ['src/client/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)integrations(/|$)',
+              message:
+                'src/client must not depend on src/integrations: move what both need into the client or a lower module.',
+            },
+            {
+              regex: '^kafkajs(/|$)',
+              message:
+                'import kafkajs through the boundary, src/kafka/kafkajs (index.ts), not directly.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The functional core: pure, deterministic, no I/O. It imports only its own modules and
     // avsc (an encoder, for the changelog's state format); Kafka, the registry, metrics, HTTP,
     // the file system and the clock belong to the shell around it.

@@ -9,8 +9,6 @@ import pino, { type Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/config';
 import type { ContextEvent } from '../engine/events';
-import { decodeEventJson } from '../schema/decodeEvent';
-import type { Verdict } from '../engine/outputs';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import { clientInputPartitions } from '../kafka/topics';
 import { RegistryCodec } from '../registry/codec';
@@ -24,8 +22,10 @@ import { type OutOfBandEvent, outOfBand } from './events';
 import { inputProducer } from './inputProducer';
 import { ClientLifecycle, type ClientState } from './lifecycle';
 import { OpenResources } from './resources';
-import { OrderedSender } from './sender';
+import { BatchedProducer } from './batchedProducer';
 import { GuardedSession, type SessionOptions, type SessionSnapshot } from './session';
+import type { SessionPort } from './session/port';
+import { requireDecodable } from './validate';
 import { VerdictListener } from './verdicts';
 
 export type EventFormat = 'avro' | 'json';
@@ -71,7 +71,7 @@ interface Connected {
   kafka: Kafka;
   codec: RegistryCodec;
   key: SigningKey | null;
-  sender: OrderedSender;
+  sender: BatchedProducer;
   listener: VerdictListener | null;
   resources: OpenResources;
 }
@@ -126,8 +126,7 @@ export class GuardClient {
 
   /** A new session; call `open(policy)` on it first. */
   session(sessionId: string, options: SessionOptions = {}): GuardedSession {
-    this.requireSessions('session');
-    return new GuardedSession(this, sessionId, null, options);
+    return new GuardedSession(this.sessionPort('session'), sessionId, null, options);
   }
 
   /**
@@ -136,8 +135,8 @@ export class GuardClient {
    * redelivery is ignored, a lost one is applied), then the session continues at its next seq.
    */
   async resume(snapshot: SessionSnapshot, options: SessionOptions = {}): Promise<GuardedSession> {
-    this.requireSessions('resume');
-    const session = new GuardedSession(this, snapshot.sessionId, snapshot, options);
+    const port = this.sessionPort('resume');
+    const session = new GuardedSession(port, snapshot.sessionId, snapshot, options);
     await session.resendPending();
     return session;
   }
@@ -162,16 +161,6 @@ export class GuardClient {
       default:
         return; // closing (another close() runs) or closed already
     }
-  }
-
-  /** @internal Sends one event (key = sessionId); resolves when the broker acknowledged it. */
-  send(event: ContextEvent): Promise<void> {
-    const { codec, sender } = this.requireConnected('send');
-    const value =
-      this.format === 'avro'
-        ? codec.encodeEvent(event)
-        : Buffer.from(JSON.stringify(event), 'utf8');
-    return sender.send({ key: event.sessionId, value });
   }
 
   /** The key this client signs with (null: none). */
@@ -206,46 +195,58 @@ export class GuardClient {
       unsigned.signature === null && key !== null
         ? signed(unsigned, key, expiryFrom(now, options.lastEventAt ?? null))
         : unsigned;
-    const checked = decodeEventJson(full);
-    if (!checked.ok)
-      throw new GuardUsageError(checked.error.field ?? event.type, checked.error.message);
-    await this.send(full);
+    await this.send(requireDecodable(full));
     return full;
   }
 
   /**
-   * @internal An in-band event of a session, signed by the client's key when it is one of the
-   * three (contract §4b); `lastEventAt`: the latest occurredAt the session has sent.
+   * @internal This connection's Kafka client, for what reads beside the client on the same
+   * connection: SpillWorker's consumer, `compaction-guard acknowledge`'s audit reader.
    */
-  signedInBand(event: ContextEvent, lastEventAt: number | null): ContextEvent {
-    const key = this.signingKey;
-    if (key === null || !isSignable(event)) return event;
-    return signed(event, key, expiryFrom(event.occurredAt, lastEventAt));
-  }
-
-  /** @internal */
   get kafkaClient(): Kafka {
     return this.requireConnected('kafkaClient').kafka;
   }
 
-  /** @internal */
+  /** @internal This connection's registry, for the same readers as `kafkaClient`. */
   get registryCodec(): RegistryCodec {
     return this.requireConnected('registryCodec').codec;
-  }
-
-  /** @internal Registers interest in a verdict before its request is sent. */
-  expectVerdict(sessionId: string, requestId: string, eventId: string): Promise<Verdict> {
-    return this.requireSessions('expectVerdict').expect(sessionId, requestId, eventId);
-  }
-
-  /** @internal */
-  forgetVerdict(sessionId: string, requestId: string): void {
-    this.connected?.listener?.forget(sessionId, requestId);
   }
 
   /** Requests waiting for a verdict now (for metrics and tests). */
   get waiting(): number {
     return this.connected?.listener?.waiting ?? 0;
+  }
+
+  /**
+   * All a session gets of its client (session/port.ts): sends, the client's key and its verdict
+   * consumer, each checked against the client's state when used (a session outliving its
+   * client's close() gets GuardClosedError).
+   */
+  private sessionPort(what: string): SessionPort {
+    this.requireSessions(what);
+    return {
+      verdictTimeoutMs: this.verdictTimeoutMs,
+      send: (event) => this.send(event),
+      signedInBand: (event, lastEventAt) => {
+        const key = this.signingKey;
+        if (key === null || !isSignable(event)) return event;
+        return signed(event, key, expiryFrom(event.occurredAt, lastEventAt));
+      },
+      expectVerdict: (sessionId, requestId, eventId) =>
+        this.requireSessions('expectVerdict').expect(sessionId, requestId, eventId),
+      forgetVerdict: (sessionId, requestId) =>
+        this.connected?.listener?.forget(sessionId, requestId),
+    };
+  }
+
+  /** Sends one event (key = sessionId); resolves when the broker acknowledged it. */
+  private send(event: ContextEvent): Promise<void> {
+    const { codec, sender } = this.requireConnected('send');
+    const value =
+      this.format === 'avro'
+        ? codec.encodeEvent(event)
+        : Buffer.from(JSON.stringify(event), 'utf8');
+    return sender.send({ key: event.sessionId, value });
   }
 
   private requireConnected(what: string): Connected {
@@ -310,7 +311,7 @@ export class GuardClient {
       await reachable(config, () => verdicts.start());
       listener = verdicts;
     }
-    const sender = new OrderedSender(producer, config.inputTopic, inputPartitions, this.log);
+    const sender = new BatchedProducer(producer, config.inputTopic, inputPartitions, this.log);
     // Closed first: what was sent is acknowledged before the producer stops.
     resources.add('sends in flight', () => sender.flushed());
     return { config, kafka, codec, key, sender, listener, resources };

@@ -1,11 +1,10 @@
 /**
- * The errors of the client and its integrations. Bad use is refused before anything is sent
+ * The errors of the client. Bad use is refused before anything is sent
  * (GuardUsageError names the field and what was expected); no verdict in time is a
  * GuardTimeoutError, and the documented rule for it is: no verdict means no compaction (fail
  * closed). Each is `errorClass(code)` of the one list of src/errors.ts (retriable or not).
  */
 import { errorClass } from '../errors';
-import { type GuardRefusal, describeRefusal } from '../integrations/compaction/refusal';
 
 /** A call that would send a wrong or meaningless event: nothing was sent. */
 export class GuardUsageError extends errorClass('GUARD_USAGE', 'GuardUsageError') {
@@ -52,13 +51,3 @@ export class GuardSendError extends errorClass('GUARD_SEND_FAILED', 'GuardSendEr
 
 /** A spill handle whose content does not match its sha256, or that cannot be read. */
 export class SpillIntegrityError extends errorClass('SPILL_INTEGRITY', 'SpillIntegrityError') {}
-
-/** Thrown by the agent run in `onRefusal: 'throw'` mode; the history is left intact. */
-export class CompactionRefusedError extends errorClass(
-  'COMPACTION_REFUSED',
-  'CompactionRefusedError',
-) {
-  constructor(readonly refusal: GuardRefusal) {
-    super(describeRefusal(refusal));
-  }
-}

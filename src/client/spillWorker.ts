@@ -4,11 +4,13 @@
  * SpillStore, and answers out of band (SpillCompleted / SpillFailed with seq null), so it needs
  * no share of any session's sequence. Workers of one group split the spill-request partitions.
  *
- * A spill request is not a proof (contract §4b, rev 12): anyone who can write the input topic
+ * A spill request is not a proof (contract §4b): anyone who can write the input topic
  * can make the processor ask for any range of any session. So the worker signs a
  * SpillCompleted only over the positions it stored and read back (`storeVouched`, the rule the
  * client's own spill loop follows too), and a SpillFailed when that is none of them: a session
- * its source has no transcript of, or a range that starts beyond what the source holds.
+ * its source has no transcript of, or a range that starts beyond what the source holds
+ * (test/integration/spill-vouch.test.ts, test/unit/spill-vouch.test.ts "SpillWorker answers
+ * only for what it stored").
  */
 import type { Consumer } from '../kafka/kafkajs';
 import pino, { type Logger } from 'pino';
@@ -137,7 +139,7 @@ export class SpillWorker {
         spillRequestId: r.spillRequestId,
         handle: stored.handle,
         unit: r.unit,
-        // What was stored and read back, never more than was asked (contract §4b, rev 12).
+        // What was stored and read back, never more than was asked (contract §4b).
         range: stored.range,
       },
       eventId,

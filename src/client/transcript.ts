@@ -1,6 +1,6 @@
 /**
- * What a spill may report (contract §4 SpillCompleted: `range` is stored losslessly; §4b, rev 12:
- * a signature vouches for every position of its range): a transcript reader's answer, turned
+ * What a spill may report (contract §4 SpillCompleted: `range` is stored losslessly; §4b: a
+ * signature vouches for every position of its range): a transcript reader's answer, turned
  * into pieces placed at their turns' positions, so that the spill loop stores and reports only
  * the turns it was given (src/client/vouch.ts), never the range it asked for.
  */

@@ -1,5 +1,6 @@
 /** Argument checks of the client: bad use is refused with the field and what was expected. */
-import type { Span, Unit } from '../engine/events';
+import type { ContextEvent, Span, Unit } from '../engine/events';
+import { decodeEventJson } from '../schema/decodeEvent';
 import { GuardUsageError } from './errors';
 
 const UNITS: readonly Unit[] = ['TURNS', 'TOKENS', 'MESSAGES'];
@@ -43,4 +44,15 @@ export function requireRange(field: string, r: Span | undefined, head: number): 
 export function requireTurn(field: string, turn: number, turns: number): void {
   if (!Number.isSafeInteger(turn) || turn < 0 || turn >= turns)
     throw new GuardUsageError(field, `expected a turn in [0, ${turns}), got ${String(turn)}`);
+}
+
+/**
+ * The event as the processor will decode it (src/schema/decodeEvent.ts): one it would reject as
+ * malformed is bad use, refused here so that nothing is sent. Returns the event.
+ */
+export function requireDecodable<E extends ContextEvent>(event: E): E {
+  const checked = decodeEventJson(event);
+  if (!checked.ok)
+    throw new GuardUsageError(checked.error.field ?? event.type, checked.error.message);
+  return event;
 }

@@ -1,9 +1,10 @@
 /**
  * One read_committed consumer of the verdict topic per client, shared by every request of every
  * session (not one per request). A verdict is matched to its request by sessionId, requestId and
- * requestEventId, the eventId of the request it answers (contract §6, rev 12): anyone who can
- * write the input topic can send a request under a session's seq and requestId and gets a
- * verdict of its own, which names its own eventId, never ours. Verdicts of other clients'
+ * requestEventId, the eventId of the request it answers (contract §6): anyone who can write the
+ * input topic can send a request under a session's seq and requestId and gets a verdict of its
+ * own, which names its own eventId, never ours (test/integration/client.test.ts, "a forged
+ * request under the victim's seq and requestId gets its own verdict"). Verdicts of other clients'
  * sessions are skipped before decoding.
  */
 import { randomUUID } from 'node:crypto';
@@ -24,6 +25,17 @@ interface Waiter {
 }
 
 const key = (sessionId: string, requestId: string) => `${sessionId}\u0000${requestId}`;
+
+/**
+ * Whether `verdict` is the answer to our request `eventId`: it names it. Any other is not ours: a
+ * verdict of a request someone else wrote under our seq and requestId, or of an earlier send.
+ * One with no requestEventId (from a processor whose verdict schema has none) is never taken:
+ * the wait runs out instead (fail closed), so processors are upgraded before clients
+ * (test/unit/verdict-wait.test.ts, "answers"). Pure.
+ */
+export function answers(verdict: Pick<Verdict, 'requestEventId'>, eventId: string): boolean {
+  return verdict.requestEventId === eventId;
+}
 
 export class VerdictListener {
   private readonly waiters = new Map<string, Waiter>();
@@ -127,10 +139,7 @@ export class VerdictListener {
       return;
     }
     const waiter = this.waiters.get(key(verdict.sessionId, verdict.requestId));
-    // Not ours: a verdict of a request someone else wrote under our seq and requestId, or of an
-    // earlier send. One with no requestEventId (a processor before contract rev 12) is never
-    // taken: the wait runs out instead (fail closed), so upgrade processors before clients.
-    if (!waiter || verdict.requestEventId !== waiter.eventId) return;
+    if (!waiter || !answers(verdict, waiter.eventId)) return;
     this.forget(verdict.sessionId, verdict.requestId);
     waiter.resolve(verdict);
   }

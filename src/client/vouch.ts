@@ -1,13 +1,15 @@
 /**
- * What a spill may sign (contract §4b, rev 12: "a signature vouches for every position of its
- * range"): only the positions that were stored and read back, position by position, in the
+ * What a spill may sign (contract §4b: "a signature vouches for every position of its range"):
+ * only the positions that were stored and read back, position by position, in the
  * unit the spill was asked in. A spill request is a request, not a proof: anyone who can write
  * the input topic can make one, for any session and any range. So neither the SpillWorker nor
  * the client's own spill loop reports the requested range; both report what `storeVouched`
  * returns, which is what `vouchedRange` allows: the part of the request, from its start, that
  * the stored pieces cover without a hole. What is left of the request becomes unspillable at
  * the guard (contract §4 SpillCompleted: VIOLATION SPILL_INCOMPLETE); nothing at all is a
- * SpillFailed naming the first missing position.
+ * SpillFailed naming the first missing position. test/unit/spill-vouch.test.ts holds the rule
+ * and both users of it; test/integration/spill-vouch.test.ts holds a forged request over
+ * [0, 2^52 − 1) against a processor with a key ring.
  */
 import type { Span, Unit } from '../engine/events';
 import type { SpillStore } from './spill';

@@ -22,7 +22,16 @@ import type { Role, Unit } from '../../src/engine/events';
 import { Rng } from '../../src/sim/prng';
 import { until } from '../support/until';
 import pino from 'pino';
-import { type Consumed, kafka, readTopics, decodeOutput, produceRaw, testConfig } from './pipeline';
+import { VerdictListener } from '../../src/client/verdicts';
+import {
+  type Consumed,
+  codecFor,
+  kafka,
+  readTopics,
+  decodeOutput,
+  produceRaw,
+  testConfig,
+} from './pipeline';
 import {
   type Stack,
   type TestKeys,
@@ -427,8 +436,18 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
     for (let t = 0; t < 10; t++) await session.appendTurn({ role: 'USER', tokens: 10 });
     const seq = session.seq;
     const victimEventId = `victim-${s.config.groupId}`;
-    // The client's wait, registered as a request of its own registers it before sending.
-    const mine = s.client.expectVerdict(session.sessionId, 'c', victimEventId);
+    // A verdict consumer as the client's own (its VerdictListener), the wait registered before
+    // sending, as a session's request registers it.
+    const codec = codecFor(s.config);
+    const listener = new VerdictListener(
+      kafka,
+      codec,
+      s.config.verdictTopic,
+      `forged-${s.config.groupId}`,
+      pino({ level: 'warn' }),
+    );
+    await listener.start();
+    const mine = listener.expect(session.sessionId, 'c', victimEventId);
     const request = (eventId: string, tailStart: number) => ({
       key: session.sessionId,
       value: JSON.stringify({
@@ -446,7 +465,10 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
     // The forger's record comes first at the seq (decided on the honest state: a summary of
     // [0,8) with the floor kept approves); the victim's own at the same seq is then a conflict.
     await produceRaw(s.config, [request('forged', 8), request(victimEventId, 8)]);
-    const verdict = await mine;
+    const verdict = await mine.finally(async () => {
+      await listener.stop();
+      codec.close();
+    });
     expect(verdict).toMatchObject({
       requestId: 'c',
       inputSeq: seq,

@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { FileSpillStore, SpillWorker } from '../../src/client';
 import type { CompactionRequested, ContextEvent } from '../../src/engine/events';
 import type { RegistryCodec } from '../../src/registry/codec';
-import { codecFor, decodeOutput, readTopics } from './pipeline';
+import { codecFor, decodeOutput, produceEvents, readTopics } from './pipeline';
 import { type Stack, type TestKeys, signedStack, testKeys } from './client/harness';
 
 jest.setTimeout(240_000);
@@ -110,7 +110,7 @@ describe('a SpillWorker signs only what it stored, whatever range a forged reque
 
   it('a session the worker holds no transcript of, asked over [0, 2^52 − 1): a signed SpillFailed, no SpillCompleted, and the next request is refused', async () => {
     const sessionId = `forged-${s.config.groupId}`;
-    await s.client.send(forged(sessionId, 0, 'forged-1'));
+    await produceEvents(s.config, [forged(sessionId, 0, 'forged-1')], codec);
     // The processor did ask for the huge range: the request is what a forger controls.
     expect(await spillRequestOf(sessionId)).toMatchObject({
       record: 'spill-request',
@@ -127,7 +127,7 @@ describe('a SpillWorker signs only what it stored, whatever range a forged reque
       }),
     ]);
     // The answer is in the log before this request: the processor has applied it.
-    await s.client.send(forged(sessionId, 1, 'forged-2'));
+    await produceEvents(s.config, [forged(sessionId, 1, 'forged-2')], codec);
     const verdicts = await verdictsOf(sessionId, 2);
     expect(verdicts.map((v) => (v.record === 'verdict' ? v.decision : v.record))).toEqual([
       'REFUSE',
@@ -138,7 +138,7 @@ describe('a SpillWorker signs only what it stored, whatever range a forged reque
   it('a session the worker holds 3 turns (36 bytes) of, asked over [0, 2^52 − 1): a SpillCompleted over TURNS [0,3) only, its handle gives back those bytes, and the next request is refused', async () => {
     const sessionId = `held-${s.config.groupId}`;
     held.set(sessionId, [line(0), line(1), line(2)]);
-    await s.client.send(forged(sessionId, 0, 'forged-1'));
+    await produceEvents(s.config, [forged(sessionId, 0, 'forged-1')], codec);
     const events = await inputOf(sessionId, 2);
     const answers = events.filter((e) => e.seq === null);
     expect(answers).toHaveLength(1);
@@ -153,7 +153,7 @@ describe('a SpillWorker signs only what it stored, whatever range a forged reque
     const back = await store.read(answer.handle);
     expect(back.length).toBe(36);
     expect(back.toString()).toBe(line(0) + line(1) + line(2));
-    await s.client.send(forged(sessionId, 1, 'forged-2'));
+    await produceEvents(s.config, [forged(sessionId, 1, 'forged-2')], codec);
     const verdicts = await verdictsOf(sessionId, 2);
     expect(verdicts.map((v) => (v.record === 'verdict' ? v.decision : v.record))).toEqual([
       'REFUSE',

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { relativeImports } from '../support/sourceImports';
 
 const SRC = path.resolve(__dirname, '../../src');
 
@@ -13,19 +14,7 @@ const SRC = path.resolve(__dirname, '../../src');
 function reachable(entry: string, seen = new Set<string>()): Set<string> {
   if (seen.has(entry)) return seen;
   seen.add(entry);
-  const text = readFileSync(entry, 'utf8');
-  for (const m of text.matchAll(/from '(\.[^']+)'/g)) {
-    const base = path.resolve(path.dirname(entry), m[1]!);
-    const file = [`${base}.ts`, path.join(base, 'index.ts')].find((f) => {
-      try {
-        readFileSync(f);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-    if (file) reachable(file, seen);
-  }
+  for (const file of relativeImports(entry)) reachable(file, seen);
   return seen;
 }
 

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { GuardClient } from '../../src/client/client';
 import { GuardedSession } from '../../src/client/session/guardedSession';
+import type { SessionPort } from '../../src/client/session/port';
 import { FileSpillStore, type SpillStore } from '../../src/client/spill';
 import { SpillWorker, type SpillSource } from '../../src/client/spillWorker';
 import {
@@ -344,11 +345,11 @@ describe("the client's spill loop reports only what it stored", () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  /** A session whose host acknowledges every send and answers the request REFUSE/SPILL, then APPROVE. */
+  /** A session whose port acknowledges every send and answers the request REFUSE/SPILL, then APPROVE. */
   function sessionWithFakeHost(): { session: GuardedSession; sent: ContextEvent[] } {
     const sent: ContextEvent[] = [];
     let asked = 0;
-    const host = {
+    const host: SessionPort = {
       send: (e: ContextEvent) => {
         sent.push(e);
         return Promise.resolve();
@@ -363,7 +364,7 @@ describe("the client's spill loop reports only what it stored", () => {
         ),
       forgetVerdict: () => undefined,
     };
-    return { session: new GuardedSession(host as never, 'loop', null), sent };
+    return { session: new GuardedSession(host, 'loop', null), sent };
   }
 
   async function fiveTurns(session: GuardedSession): Promise<void> {

@@ -7,6 +7,7 @@
 import type { Verdict } from '../../src/engine/outputs';
 import { GuardTimeoutError, GuardUsageError } from '../../src/client/errors';
 import { type VerdictSource, VerdictWaiter } from '../../src/client/session/verdictWait';
+import { answers } from '../../src/client/verdicts';
 
 function source() {
   const expected = new Map<string, (v: Verdict) => void>();
@@ -87,5 +88,15 @@ describe('VerdictWait', () => {
       'send failed',
     );
     expect(src.forgotten).toEqual(['r']);
+  });
+});
+
+describe('answers: which verdict the shared consumer takes for a request (src/client/verdicts.ts)', () => {
+  it('only the one naming the request eventId: not another eventId, not one with requestEventId null', () => {
+    expect(answers({ requestEventId: 'e1' }, 'e1')).toBe(true);
+    // A forger's request under our seq and requestId gets a verdict naming its own eventId.
+    expect(answers({ requestEventId: 'forged' }, 'e1')).toBe(false);
+    // A processor whose verdict schema has no requestEventId: never taken, the wait runs out.
+    expect(answers({ requestEventId: null }, 'e1')).toBe(false);
   });
 });

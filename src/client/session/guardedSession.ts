@@ -1,21 +1,20 @@
 /**
  * GuardedSession: one agent session as the guard sees it. Each call is one command: the ledger
- * (ledger.ts) decides the event it means and keeps the sequence and the positions, the sender
- * (sender.ts) hands the events to the client in call order, and a request's verdict is waited
+ * (ledger.ts) decides the event it means and keeps the sequence and the positions, the outbox
+ * (outbox.ts) hands the events to the client in call order, and a request's verdict is waited
  * for within its deadline (verdictWait.ts). This class only joins them, and runs the spill loop.
  */
 import { randomUUID } from 'node:crypto';
 import type { ContextEvent, Policy, Span, TruncationReason, Unit } from '../../engine/events';
 import type { Verdict } from '../../engine/outputs';
-import { decodeEventJson } from '../../schema/decodeEvent';
 import { sleep } from '../../time';
-import type { GuardClient } from '../client';
-import { GuardUsageError } from '../errors';
 import type { SpillStore } from '../spill';
 import { failureText, transcriptPieces } from '../transcript';
+import { requireDecodable } from '../validate';
 import { storeVouched } from '../vouch';
 import { type SessionCommand, SessionLedger } from './ledger';
-import { SessionSender } from './sender';
+import type { SessionPort } from './port';
+import { SessionOutbox } from './outbox';
 import type {
   CommitReport,
   CompactionRequest,
@@ -33,21 +32,15 @@ const MAX_SPILLS = 2;
 const DEFAULT_SPILL_POLL_MS = 500;
 const DEFAULT_SPILL_WAIT_MS = 30_000;
 
-/** What a session needs of its client. */
-type SessionHost = Pick<
-  GuardClient,
-  'send' | 'signedInBand' | 'verdictTimeoutMs' | 'expectVerdict' | 'forgetVerdict'
->;
-
 export class GuardedSession {
   private readonly ledger: SessionLedger;
-  private readonly sender: SessionSender;
+  private readonly outbox: SessionOutbox;
   private readonly verdicts: VerdictWaiter;
   private readonly now: () => number;
 
   /** @internal use GuardClient.session / GuardClient.resume */
   constructor(
-    private readonly client: SessionHost,
+    private readonly client: SessionPort,
     readonly sessionId: string,
     snapshot: SessionSnapshot | null,
     options: SessionOptions = {},
@@ -56,7 +49,7 @@ export class GuardedSession {
       snapshot === null ? SessionLedger.fresh(sessionId) : SessionLedger.resume(snapshot);
     this.now = options.now ?? Date.now;
     const persist = options.persist;
-    this.sender = new SessionSender(sessionId, {
+    this.outbox = new SessionOutbox(sessionId, {
       send: (event) => client.send(event),
       persist: persist ? () => persist(this.ledger.snapshot()) : null,
       acknowledged: (event) => this.ledger.acknowledged([event.eventId]),
@@ -186,7 +179,7 @@ export class GuardedSession {
 
   /** One command's event, sent; resolves with it once the broker acknowledged it. */
   private send(command: SessionCommand): Promise<ContextEvent> {
-    return this.sender.submit(() => this.prepare(command));
+    return this.outbox.submit(() => this.prepare(command));
   }
 
   /** One request, then its verdict within `timeoutMs` from now. */
@@ -195,7 +188,7 @@ export class GuardedSession {
     timeoutMs: number,
   ): Promise<Verdict> {
     const wait = this.verdicts.begin(command.requestId, timeoutMs);
-    const sent = this.sender.submit(() => {
+    const sent = this.outbox.submit(() => {
       this.ledger.requireNotClosed();
       wait.requireTime(); // timed out while earlier events were queued: send nothing
       return this.prepare(command, (event) => {
@@ -215,10 +208,7 @@ export class GuardedSession {
   ): ContextEvent {
     const body = this.ledger.decide(command);
     const stamped = this.ledger.stamp(body, { eventId: randomUUID(), occurredAt: this.now() });
-    const event = this.client.signedInBand(stamped, this.ledger.lastOccurredAt);
-    const checked = decodeEventJson(event);
-    if (!checked.ok)
-      throw new GuardUsageError(checked.error.field ?? event.type, checked.error.message);
+    const event = requireDecodable(this.client.signedInBand(stamped, this.ledger.lastOccurredAt));
     beforeRecord?.(event);
     this.ledger.record(event);
     return event;
@@ -230,8 +220,9 @@ export class GuardedSession {
     transcript: TranscriptReader,
   ): Promise<void> {
     // The guard asks for [0, H') in the floor unit (contract §5): the whole transcript so far.
-    // Reported is only what was stored and read back of it (contract §4b, rev 12: storeVouched,
-    // as the SpillWorker): the turns the reader gave, from the first on, without a hole.
+    // Reported is only what was stored and read back of it (contract §4b: storeVouched, as the
+    // SpillWorker): the turns the reader gave, from the first on, without a hole
+    // (test/unit/spill-vouch.test.ts, "the client's spill loop reports only what it stored").
     const { unit, range, firstTurn, endTurn } = this.ledger.spillRange();
     let stored: { handle: string; range: Span };
     try {

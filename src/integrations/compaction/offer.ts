@@ -9,7 +9,7 @@ import type { Verdict } from '../../engine/outputs';
 import { GuardTimeoutError } from '../../client/errors';
 import type { GuardedSession, TranscriptReader } from '../../client/session';
 import type { GuardedSummaryOptions } from './options';
-import { CompactionRefusedError } from '../../client/errors';
+import { CompactionRefusedError } from './refusedError';
 import { type CompactionCounts, type GuardRefusal, verdictReason, warnOnHalt } from './refusal';
 import { degenerateSummary, minTokensFor } from './summaryCheck';
 

@@ -1,8 +1,8 @@
 /**
- * A session's way to Kafka: one event at a time in call order (so seq order is call order),
+ * A session's outbox, its way to Kafka: one event at a time in call order (so seq order is call order),
  * at most MAX_IN_FLIGHT unacknowledged, each persisted (when asked) before it is sent. A send
  * that fails, or a snapshot that cannot be persisted, leaves the session's sequence in doubt:
- * the sender then refuses every later event until the session is resumed from its snapshot.
+ * the outbox then refuses every later event until the session is resumed from its snapshot.
  */
 import type { ContextEvent } from '../../engine/events';
 import { Serial } from '../../serial';
@@ -15,7 +15,7 @@ import { GuardSendError } from '../errors';
  */
 export const MAX_IN_FLIGHT = 16;
 
-export interface SessionTransport {
+export interface OutboxTransport {
   /** Resolves when the broker acknowledged the event. */
   send(event: ContextEvent): Promise<void>;
   /** Persists the session (it lists the event as pending already); null: nothing to persist. */
@@ -24,17 +24,17 @@ export interface SessionTransport {
   acknowledged(event: ContextEvent): void;
 }
 
-type SenderState = { kind: 'sending' } | { kind: 'failed'; cause: Error };
+type OutboxState = { kind: 'sending' } | { kind: 'failed'; cause: Error };
 
-export class SessionSender {
-  private state: SenderState = { kind: 'sending' };
+export class SessionOutbox {
+  private state: OutboxState = { kind: 'sending' };
   private readonly order = new Serial();
   /** Each unacknowledged event's send, settled either way, oldest first. */
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly sessionId: string,
-    private readonly transport: SessionTransport,
+    private readonly transport: OutboxTransport,
   ) {}
 
   /**

@@ -1,12 +1,12 @@
 /**
- * One send at a time, in call order, batching whatever queued up meanwhile. Per-session order is
+ * The client's one way onto the input topic, shared by all its sessions: one produce request at
+ * a time, in call order, batching whatever queued up meanwhile. Per-session order is
  * the contract's first need (contract §3: seq is +1 per event, §8: partitioned by sessionId),
  * and kafkajs keeps it only for one request in flight; batching keeps throughput with many
  * sessions sending at once (one produce request carries every session's waiting events).
  */
 import { checkedSend, type Message, type Producer } from '../kafka/kafkajs';
 import type { Logger } from 'pino';
-import { sleep } from '../time';
 
 interface Queued {
   message: Message;
@@ -34,9 +34,11 @@ export function queuedAfterFailure<Q extends { message: Message }>(
 /** Most messages per produce request (the broker's 1 MiB batch limit stays far away). */
 const MAX_BATCH = 500;
 
-export class OrderedSender {
+export class BatchedProducer {
   private queue: Queued[] = [];
   private running = false;
+  /** Told when the queue has run dry: what `flushed()` waits on (nothing polls). */
+  private idle: { done: Promise<void>; resolve: () => void } | null = null;
 
   private readonly partitionCounts: ReadonlyMap<string, number>;
 
@@ -62,9 +64,18 @@ export class OrderedSender {
     });
   }
 
-  /** Resolves when everything queued so far is sent (or failed). */
-  async flushed(): Promise<void> {
-    while (this.running || this.queue.length > 0) await sleep(5);
+  /**
+   * Resolves when nothing is queued or being sent any more (each message sent or failed),
+   * at once when that is so already: the drain tells it as it stops.
+   */
+  flushed(): Promise<void> {
+    if (!this.running && this.queue.length === 0) return Promise.resolve();
+    if (this.idle === null) {
+      let resolve!: () => void;
+      const done = new Promise<void>((r) => (resolve = r));
+      this.idle = { done, resolve };
+    }
+    return this.idle.done;
   }
 
   private async drain(): Promise<void> {
@@ -88,7 +99,11 @@ export class OrderedSender {
         }
       }
     } finally {
+      // The queue is empty here (the loop ends only so, and a send meanwhile joins the loop).
       this.running = false;
+      const idle = this.idle;
+      this.idle = null;
+      idle?.resolve();
     }
   }
 }

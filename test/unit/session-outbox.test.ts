@@ -1,11 +1,11 @@
 /**
- * A session's sender (src/client/session/sender.ts) over a transport the test answers by hand:
+ * A session's outbox (src/client/session/outbox.ts) over a transport the test answers by hand:
  * events leave in call order, at most MAX_IN_FLIGHT wait for their acknowledgement, each is
  * persisted before it is sent, and after a failed send or persist nothing more is sent.
  */
 import type { ContextEvent } from '../../src/engine/events';
 import { GuardSendError } from '../../src/client/errors';
-import { MAX_IN_FLIGHT, SessionSender } from '../../src/client/session/sender';
+import { MAX_IN_FLIGHT, SessionOutbox } from '../../src/client/session/outbox';
 
 const event = (seq: number) =>
   ({
@@ -44,11 +44,11 @@ function transport(persist: (() => void | Promise<void>) | null = null) {
 
 const flush = () => new Promise((r) => setImmediate(r));
 
-describe('SessionSender', () => {
+describe('SessionOutbox', () => {
   it('sends in call order without waiting for acknowledgements, each persisted first', async () => {
     const x = transport(() => undefined);
-    const sender = new SessionSender('s', x.t);
-    const done = [0, 1, 2].map((seq) => sender.submit(() => event(seq)));
+    const outbox = new SessionOutbox('s', x.t);
+    const done = [0, 1, 2].map((seq) => outbox.submit(() => event(seq)));
     await flush();
     expect(x.log).toEqual(['persist', 'send 0', 'persist', 'send 1', 'persist', 'send 2']);
     x.ack(1);
@@ -60,10 +60,10 @@ describe('SessionSender', () => {
 
   it(`holds event ${MAX_IN_FLIGHT + 1} back until one of the ${MAX_IN_FLIGHT} in flight is acknowledged`, async () => {
     const x = transport();
-    const sender = new SessionSender('s', x.t);
+    const outbox = new SessionOutbox('s', x.t);
     const prepared: number[] = [];
     const all = Array.from({ length: MAX_IN_FLIGHT + 1 }, (_, seq) =>
-      sender.submit(() => {
+      outbox.submit(() => {
         prepared.push(seq);
         return event(seq);
       }),
@@ -79,11 +79,11 @@ describe('SessionSender', () => {
 
   it('a refused event sends nothing and does not stop the next one', async () => {
     const x = transport();
-    const sender = new SessionSender('s', x.t);
-    const refused = sender.submit(() => {
+    const outbox = new SessionOutbox('s', x.t);
+    const refused = outbox.submit(() => {
       throw new Error('bad use');
     });
-    const next = sender.submit(() => event(0));
+    const next = outbox.submit(() => event(0));
     await expect(refused).rejects.toThrow('bad use');
     await flush();
     x.ack(0);
@@ -93,14 +93,14 @@ describe('SessionSender', () => {
 
   it('after a failed send, the send fails with GuardSendError and every later event is refused unsent', async () => {
     const x = transport();
-    const sender = new SessionSender('s', x.t);
-    const first = sender.submit(() => event(0));
+    const outbox = new SessionOutbox('s', x.t);
+    const first = outbox.submit(() => event(0));
     await flush();
     x.fail(0, new Error('broker gone'));
     await expect(first).rejects.toThrow(GuardSendError);
     let prepared = false;
     await expect(
-      sender.submit(() => {
+      outbox.submit(() => {
         prepared = true;
         return event(1);
       }),
@@ -112,9 +112,9 @@ describe('SessionSender', () => {
     const x = transport(() => {
       throw new Error('disk full');
     });
-    const sender = new SessionSender('s', x.t);
-    await expect(sender.submit(() => event(0))).rejects.toThrow('disk full');
-    await expect(sender.submit(() => event(1))).rejects.toThrow(GuardSendError);
+    const outbox = new SessionOutbox('s', x.t);
+    await expect(outbox.submit(() => event(0))).rejects.toThrow('disk full');
+    await expect(outbox.submit(() => event(1))).rejects.toThrow(GuardSendError);
     expect(x.log).toEqual(['persist']);
   });
 });

@@ -17,16 +17,12 @@ import * as os from 'node:os';
 import type { ContextEvent } from '../src/engine/events';
 import { engineOptions } from '../src/engine';
 import { DEFAULTS } from '../src/config/config';
-import {
-  PlanLessons,
-  decodeForBatch,
-  planBatch,
-  type BatchPlan,
-  type OutputEncoder,
-} from '../src/kafka/batchStep';
+import { decodeForBatch } from '../src/kafka/batch/decoder';
+import { PlanLessons, type BatchPlan, type OutputEncoder } from '../src/kafka/batch/plan';
+import { planBatch } from '../src/kafka/batch/planBatch';
 import { estimatedBytes } from '../src/kafka/outputChunks';
 import type { RawRecord } from '../src/kafka/records';
-import { RefusedFilter } from '../src/kafka/refusedFilter';
+import { RefusedFilter } from '../src/kafka/capacity/refusedFilter';
 import { SessionStates } from '../src/kafka/sessionStates';
 import type { RegistryCodec } from '../src/registry/codec';
 import { auditRecordType, spillRequestType, verdictType } from '../src/schema/schemas';

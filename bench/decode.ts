@@ -7,7 +7,7 @@
  *   decodeEventLine       JSON.parse + schema validation + defaults + semantic rules (src/schema)
  *   decodeRecord json     what the processor runs per JSON record: UTF-8 check, decodeEventLine,
  *                         key = sessionId (src/kafka/records.ts `decodeRecordNow`, as
- *                         src/kafka/batchStep.ts `decodeForBatch` calls it)
+ *                         src/kafka/batch/decoder.ts `decodeForBatch` calls it)
  *   decodeEventAvro       an Avro body through a resolver from the writer's schema, as the
  *                         processor decodes a registry schema id (src/registry/codec.ts)
  *
@@ -97,7 +97,7 @@ async function pass(variant: Variant, inputs: Inputs): Promise<number> {
       for (const line of inputs.lines) if (decodeEventLine(line).ok) accepted++;
       break;
     case 'decodeRecord json':
-      // As decodeForBatch (src/kafka/batchStep.ts): no promise for a record that needs no registry.
+      // As decodeForBatch (src/kafka/batch/decoder.ts): no promise for a record that needs no registry.
       for (const r of inputs.records) {
         const decoded = decodeRecordNow(r, 'json') ?? (await decodeRecord(r, 'json', NO_CODEC));
         if (decoded.ok) accepted++;

@@ -63,6 +63,11 @@ export const ERROR_CODES = {
    * degenerate); the history is intact. Asking again unchanged gets the same answer.
    */
   COMPACTION_REFUSED: { retriable: false, exitCode: null, toolExitCode: null },
+  /**
+   * Processor: an input record cannot be decoded yet (the registry holding its writer's schema
+   * is unreachable); its batch fails before its transaction (BEFORE_TRANSACTION).
+   */
+  DECODER_UNAVAILABLE: { retriable: true, exitCode: null, toolExitCode: null },
   /** Processor: a batch failed before its transaction began (nothing sent): the batch is retried. */
   BEFORE_TRANSACTION: { retriable: true, exitCode: null, toolExitCode: null },
   /** Processor: the broker fenced the partition's producer: the partition is resynchronised. */

@@ -3,7 +3,7 @@
  * sessions owned by one caller and changed in place, an ordinary turn handled on the fleet-wide
  * `TurnArena` without touching the state object. Same outputs as `Fleet` (and as folding
  * `evolve`) for every event (test/unit/owned-fleet.test.ts). `audit` and the processor both
- * run `evolveInPlace` on states they own instead (src/audit/replay.ts, src/kafka/batchStep.ts).
+ * run `evolveInPlace` on states they own instead (src/audit/replay.ts, src/kafka/batch/planner.ts).
  *
  * A state obtained from `get` or `entries` is current until the next `process`, `set` or
  * `delete`; ask again after that.

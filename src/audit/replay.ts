@@ -100,7 +100,7 @@ export interface ReplayFleet {
 
 /**
  * The replay's sessions, owned by it: each event through `evolveInPlace` on the session's state,
- * the step the processor runs on a batch's working copy (src/kafka/batchStep.ts).
+ * the step the processor runs on a batch's working copy (src/kafka/batch/planner.ts).
  */
 export class SessionsInPlace extends Fleet {
   constructor(options: EngineOptions = engineOptions()) {

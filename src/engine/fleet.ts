@@ -3,7 +3,7 @@
  * immutable values: every step makes a new state and earlier ones stay as they were (tests, the
  * decision benchmark). A caller that owns its states steps them in place with `evolveInPlace`
  * (step.ts): `audit` (src/audit/replay.ts, `SessionsInPlace`) and the Kafka processor, on a
- * batch's copies of its committed states (src/kafka/batchStep.ts).
+ * batch's copies of its committed states (src/kafka/batch/planner.ts).
  */
 import { type EngineInput, type EngineOptions, type StepResult, evolve } from './evolve';
 import type { SessionState } from './state';

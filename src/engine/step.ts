@@ -4,7 +4,7 @@
  * apply (step 3), deciding requests on the way (§5). Deterministic and free of I/O (the clock
  * is passed in; the same inputs give the same outputs), but not pure: `evolveInPlace` changes
  * the state it is given. Its callers own that state: the processor's batch (a working copy of
- * each session, src/kafka/batchStep.ts) and `audit`'s replay. `evolve` (evolve.ts) is the pure
+ * each session, src/kafka/batch/planner.ts) and `audit`'s replay. `evolve` (evolve.ts) is the pure
  * form, on a copy.
  */
 import type { ContextEvent, MalformedRequest, TurnAppended } from './events';

@@ -13,9 +13,10 @@
  *   group's committed offset (written by the same transaction) can lag behind that: kafkajs 2.2.4
  *   fetches it with OffsetFetch v4, without KIP-447's require_stable, so right after a
  *   transaction coordinator or group coordinator failover it may answer the offset from before a
- *   committed transaction, and the batch would be processed twice (verdicts twice, seen on a
- *   3-node cluster).
- * - The refused filter's chunks (refusedFilter.ts): the sessions the partition refused at
+ *   committed transaction, and the batch would be processed twice (verdicts twice). Held by
+ *   test/integration/cluster/cluster-faults.test.ts ("kill -9 of the transaction coordinator in
+ *   the middle of transactions: exactly once", and the group coordinator's).
+ * - The refused filter's chunks (capacity/refusedFilter.ts): the sessions the partition refused at
  *   capacity, written in the same transaction as the batch that refused them, so a restart or a
  *   new owner of the partition does not forget them (a forgotten one would get state as if it
  *   had no past).

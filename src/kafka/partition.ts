@@ -1,7 +1,7 @@
 /**
  * One input partition owned by this instance, as a task: its lifecycle (partitionLifecycle.ts),
  * its sessions' committed state and refused-at-capacity filter, its transactional producer, and
- * the exactly-once step per fetched batch: decode and plan record by record (batchStep.ts), then
+ * the exactly-once step per fetched batch: decode and plan record by record (batch/), then
  * one transaction (transaction.ts) with the outputs, changelog records and consumer offset; the
  * in-memory state changes only after that transaction commits.
  */
@@ -11,18 +11,15 @@ import type { Config } from '../config/config';
 import type { EngineOptions } from '../engine/evolve';
 import type { SessionState } from '../engine/state';
 import type { RegistryCodec } from '../registry/codec';
-import {
-  PlanLessons,
-  decodeForBatch,
-  planBatch,
-  unprocessedRecords,
-  type BatchPlan,
-} from './batchStep';
-import type { SessionCapacity } from './capacity';
+import { decodeForBatch } from './batch/decoder';
+import { PlanLessons, type BatchPlan } from './batch/plan';
+import { planBatch } from './batch/planBatch';
+import { unprocessedRecords } from './batch/unprocessedRecords';
+import type { SessionCapacity } from './capacity/gate';
 import { estimatedBytes } from './outputChunks';
 import type { RecordLimits } from './recordLimits';
 import type { RawRecord } from './records';
-import { RefusedFilter } from './refusedFilter';
+import { RefusedFilter } from './capacity/refusedFilter';
 import { PartitionLifecycle, type PartitionState } from './partitionLifecycle';
 import type { ProcessorObserver } from './processorObserver';
 import { SessionStates, type ExpiryLimits } from './sessionStates';

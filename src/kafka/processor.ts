@@ -17,7 +17,7 @@ import { retry } from '../retry';
 import { sleep } from '../time';
 import { cacheTransactionCoordinators, isTransientKafkaFailure } from './kafkajs';
 import type { SessionDirectory, TrackedSession } from '../http/sessionDirectory';
-import { SessionCapacity } from './capacity';
+import { SessionCapacity } from './capacity/gate';
 import { PartitionTask, type TaskHost } from './partition';
 import { RecordLimits } from './recordLimits';
 import type { ProcessorObserver } from './processorObserver';

@@ -16,7 +16,7 @@ import {
   sessionOfKey,
   stampOfHeaders,
 } from './changelogKeys';
-import type { RefusedFilter } from './refusedFilter';
+import type { RefusedFilter } from './capacity/refusedFilter';
 import type { SessionStates } from './sessionStates';
 
 export async function writeBarrier(

@@ -28,7 +28,7 @@ import {
   serializeState,
 } from '../../src/engine';
 import { evolveInPlace, type EngineInput } from '../../src/engine/step';
-import { decodeForBatch } from '../../src/kafka/batchStep';
+import { decodeForBatch } from '../../src/kafka/batch/decoder';
 import { stateKey } from '../../src/kafka/changelogKeys';
 import { estimatedBytes } from '../../src/kafka/outputChunks';
 import {

@@ -1,10 +1,10 @@
 /**
- * Containment per record (src/kafka/batchStep.ts, contract §8): whatever the processor's own
+ * Containment per record (src/kafka/batch/planner.ts, contract §8): whatever the processor's own
  * code throws on one record (reading the state, the engine, the output encoder, the serializer),
  * or an output too large for its topic, dead-letters that record with a code naming the stage,
  * leaves its session's state exactly as before the record, answers a CompactionRequested anyway
  * (REFUSE, INVALID_REQUEST, HALT), and the rest of the batch is planned as if the record were a
- * dead letter. The failing stages are injected through StepContext.
+ * dead letter. The failing stages are injected through PlanContext.
  */
 import { Fleet, engineOptions } from '../../src/engine';
 import type { CompactionRequested, ContextEvent } from '../../src/engine/events';
@@ -12,28 +12,27 @@ import type { EngineInput, EngineOptions } from '../../src/engine/evolve';
 import { serializeState } from '../../src/engine/serialize';
 import type { SessionState } from '../../src/engine/state';
 import { evolveInPlace } from '../../src/engine/step';
+import { decodeForBatch } from '../../src/kafka/batch/decoder';
 import {
-  BatchPlanner,
   PlanLessons,
-  decodeForBatch,
-  planBatch,
   type BatchPlan,
   type OutputEncoder,
-  type StepContext,
-} from '../../src/kafka/batchStep';
+  type PlanContext,
+} from '../../src/kafka/batch/plan';
+import { planBatch } from '../../src/kafka/batch/planBatch';
+import { BatchPlanner } from '../../src/kafka/batch/planner';
 import type { DecodedRecord, RawRecord } from '../../src/kafka/records';
 import { SessionStates } from '../../src/kafka/sessionStates';
-import { BeforeTransactionError } from '../../src/kafka/transaction';
-import { RegistryUnavailableError, type RegistryCodec } from '../../src/registry/codec';
+import type { RegistryCodec } from '../../src/registry/codec';
 import { verdictType } from '../../src/schema/schemas';
 import { SessionBuilder } from '../support/sessionBuilder';
-import { AVRO_BODIES, DECIDED_AT, stepContext } from '../support/stepContext';
+import { AVRO_BODIES, DECIDED_AT, planContext } from '../support/planContext';
 
 const options = engineOptions();
 const ENCODER = AVRO_BODIES;
 const BATCH = { topic: 'in', partition: 2 };
 
-const context = stepContext;
+const context = planContext;
 
 const raw = (e: ContextEvent, offset: number): RawRecord => ({
   key: Buffer.from(e.sessionId),
@@ -41,7 +40,7 @@ const raw = (e: ContextEvent, offset: number): RawRecord => ({
   offset: String(offset),
 });
 
-function plan(events: readonly ContextEvent[], ctx: StepContext): BatchPlan {
+function plan(events: readonly ContextEvent[], ctx: PlanContext): BatchPlan {
   const planner = new BatchPlanner(BATCH, ctx);
   events.forEach((e, i) => planner.add(raw(e, i), { ok: true, input: e }));
   return planner.finish(String(events.length));
@@ -349,29 +348,6 @@ describe("a session's committed state that cannot be read", () => {
       ['r', ['INVALID_REQUEST']],
     ]);
     expect(p.overlay.size).toBe(0);
-  });
-});
-
-describe('decodeForBatch', () => {
-  const record = { key: Buffer.from('k'), value: Buffer.from([0, 0, 0, 0, 7, 1]), offset: '5' };
-  const codecFailing = (e: unknown) =>
-    ({ decodeEvent: () => Promise.reject(e) }) as unknown as RegistryCodec;
-
-  it('waits (BeforeTransactionError) only when the registry is unreachable', async () => {
-    await expect(
-      decodeForBatch(record, 'avro', codecFailing(new RegistryUnavailableError('down'))),
-    ).rejects.toBeInstanceOf(BeforeTransactionError);
-  });
-
-  it('dead-letters anything else the decoding throws as DECODER_FAILED (a stack overflow too)', async () => {
-    const overflow = new RangeError('Maximum call stack size exceeded');
-    const d = (await decodeForBatch(record, 'avro', codecFailing(overflow))) as DecodedRecord;
-    expect(d).toEqual({
-      ok: false,
-      code: 'DECODER_FAILED',
-      message: expect.stringContaining('RangeError: Maximum call stack size exceeded'),
-      answer: null,
-    });
   });
 });
 

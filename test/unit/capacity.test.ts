@@ -1,6 +1,6 @@
 /**
- * Memory bounded per instance, failing closed (src/kafka/capacity.ts, refusedFilter.ts, the
- * planner in batchStep.ts): at CG_MAX_SESSIONS no new session state is created, events of a
+ * Memory bounded per instance, failing closed, through the planner (src/kafka/batch/planner.ts
+ * asking the capacity gate, src/kafka/capacity/): at CG_MAX_SESSIONS no new session state is created, events of a
  * session not held are counted and not stored, its requests are refused UNKNOWN_SESSION (HALT,
  * naming the cap), held sessions go on, and a session refused at capacity starts blind once room
  * frees, also after a restart (its filter chunks are in the changelog).
@@ -8,28 +8,30 @@
 import { Fleet, engineOptions } from '../../src/engine';
 import type { EngineInput } from '../../src/engine/evolve';
 import { MAX_POSITION } from '../../src/engine/state';
-import { BatchPlanner, type BatchPlan, type StepContext } from '../../src/kafka/batchStep';
-import { SessionCapacity } from '../../src/kafka/capacity';
+import type { BatchPlan, PlanContext } from '../../src/kafka/batch/plan';
+import { BatchPlanner } from '../../src/kafka/batch/planner';
+import { SessionCapacity } from '../../src/kafka/capacity/gate';
 import { refusedChunkOfKey, sessionOfKey } from '../../src/kafka/changelogKeys';
-import { RefusedFilter, RefusedFilterView } from '../../src/kafka/refusedFilter';
+import { RefusedFilter, RefusedFilterView } from '../../src/kafka/capacity/refusedFilter';
 import { expiryLimits } from '../../src/kafka/partition';
 import { SessionStates } from '../../src/kafka/sessionStates';
 import { verdictType } from '../../src/schema/schemas';
 import { SessionBuilder } from '../support/sessionBuilder';
-import { DECIDED_AT, stepContext } from '../support/stepContext';
+import { DECIDED_AT, planContext } from '../support/planContext';
 import { testRing } from '../support/testRing';
+import { unsignedJunk } from '../support/unsignedJunk';
 
 const options = engineOptions();
 
-function context(committed: SessionStates, max: number, refused: RefusedFilter): StepContext {
-  return stepContext({
+function context(committed: SessionStates, max: number, refused: RefusedFilter): PlanContext {
+  return planContext({
     committed,
     capacity: new SessionCapacity(max, () => committed.size),
     refused,
   });
 }
 
-function plan(events: readonly EngineInput[], ctx: StepContext): BatchPlan {
+function plan(events: readonly EngineInput[], ctx: PlanContext): BatchPlan {
   const planner = new BatchPlanner({ topic: 'in', partition: 0 }, ctx);
   events.forEach((e, i) =>
     planner.add(
@@ -255,7 +257,7 @@ describe('a session freed by the wall-clock sweep (docs/decisions.md 124)', () =
     const filter = new RefusedFilter();
     const swept = plan(
       [],
-      stepContext({
+      planContext({
         committed,
         capacity: new SessionCapacity(10, () => committed.size),
         refused: filter,
@@ -281,22 +283,11 @@ describe('a session freed by the wall-clock sweep (docs/decisions.md 124)', () =
   });
 });
 
-describe('unsigned out-of-band junk under a key ring (contract §4b, rev 12)', () => {
+describe('unsigned out-of-band junk under a key ring (contract §4b)', () => {
   const ring = testRing([['ACKNOWLEDGE', 'SPILL']]);
-  const junk = (id: string): EngineInput => ({
-    type: 'LossAcknowledged',
-    sessionId: id,
-    seq: null,
-    eventId: `junk-${id}`,
-    occurredAt: 4_503_599_627_370_495,
-    unit: 'TURNS',
-    range: { start: 0, end: 4_503_599_627_370_495 },
-    by: 'nobody',
-    reason: 'junk',
-    signature: null,
-  });
+  const junk = unsignedJunk;
   function ringContext(committed: SessionStates, max: number, refused: RefusedFilter) {
-    return stepContext({
+    return planContext({
       committed,
       capacity: new SessionCapacity(max, () => committed.size),
       refused,

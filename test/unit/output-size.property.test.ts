@@ -7,17 +7,14 @@
  */
 import fc from 'fast-check';
 import type { ContextEvent, Pin, Policy, Unit } from '../../src/engine/events';
-import {
-  PlanLessons,
-  decodeForBatch,
-  planBatch,
-  type StepContext,
-} from '../../src/kafka/batchStep';
+import { decodeForBatch } from '../../src/kafka/batch/decoder';
+import { PlanLessons, type PlanContext } from '../../src/kafka/batch/plan';
+import { planBatch } from '../../src/kafka/batch/planBatch';
 import { estimatedBytes } from '../../src/kafka/outputChunks';
 import type { RawRecord } from '../../src/kafka/records';
 import type { RegistryCodec } from '../../src/registry/codec';
 import { SEED_POLICY, SessionBuilder } from '../support/sessionBuilder';
-import { stepContext } from '../support/stepContext';
+import { planContext } from '../support/planContext';
 
 const BOUND = 64 * 1024;
 const PINS: Pin[] = Array.from(
@@ -125,8 +122,8 @@ const shape: fc.Arbitrary<Shape> = fc.record({
 });
 
 // The registry codec's 5-byte header is left out of the sizes; 5 bytes do not matter here.
-const context = (): StepContext & { lessons: PlanLessons } => ({
-  ...stepContext(),
+const context = (): PlanContext & { lessons: PlanLessons } => ({
+  ...planContext(),
   lessons: new PlanLessons(),
 });
 

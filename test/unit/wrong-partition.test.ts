@@ -3,13 +3,14 @@
  * letter, before its value is read (docs/decisions.md 145); a key must be its sessionId's UTF-8
  * bytes, and only then is a malformed request answered (decisions 146).
  */
-import { BatchPlanner, decodeForBatch } from '../../src/kafka/batchStep';
+import { decodeForBatch } from '../../src/kafka/batch/decoder';
+import { BatchPlanner } from '../../src/kafka/batch/planner';
 import { MAX_HEADER_TEXT_BYTES } from '../../src/kafka/boundedText';
 import { keyPartition } from '../../src/kafka/murmur2';
 import { decodeRecordNow, type InputRoute, type RawRecord } from '../../src/kafka/records';
 import type { RegistryCodec } from '../../src/registry/codec';
 import { SAMPLES, withFields } from './schema-fixtures';
-import { STEP_CONFIG, stepContext } from '../support/stepContext';
+import { PLAN_CONFIG, planContext } from '../support/planContext';
 
 const PARTITIONS = 6;
 const SESSION = 'session-1'; // the samples' sessionId
@@ -113,12 +114,12 @@ describe('WRONG_PARTITION: a record on another partition than its key maps to', 
 
   it('in a batch: the misrouted request is a dead letter with no verdict, the one on its partition gets one', () => {
     const misrouted = rec(Buffer.from(SESSION), json(request), '10');
-    const planner = new BatchPlanner({ topic: 'in', partition: AWAY }, stepContext());
+    const planner = new BatchPlanner({ topic: 'in', partition: AWAY }, planContext());
     planner.add(misrouted, decodeForBatch(misrouted, 'json', noCodec, at(AWAY)) as never);
     const plan = planner.finish('11');
-    expect(plan.sends.get(STEP_CONFIG.verdictTopic)).toBeUndefined();
+    expect(plan.sends.get(PLAN_CONFIG.verdictTopic)).toBeUndefined();
     expect(plan.overlay.size).toBe(0); // no state started
-    const [letter] = plan.sends.get(STEP_CONFIG.dlqTopic)!;
+    const [letter] = plan.sends.get(PLAN_CONFIG.dlqTopic)!;
     expect(letter!.headers).toMatchObject({
       'cg.error.code': 'WRONG_PARTITION',
       'cg.source.partition': String(AWAY),
@@ -128,9 +129,9 @@ describe('WRONG_PARTITION: a record on another partition than its key maps to', 
     expect(letter!.value).toEqual(misrouted.value);
 
     const homed = rec(Buffer.from(SESSION), json(request), '10');
-    const good = new BatchPlanner({ topic: 'in', partition: HOME }, stepContext());
+    const good = new BatchPlanner({ topic: 'in', partition: HOME }, planContext());
     good.add(homed, decodeForBatch(homed, 'json', noCodec, at(HOME)) as never);
-    const verdicts = good.finish('11').sends.get(STEP_CONFIG.verdictTopic);
+    const verdicts = good.finish('11').sends.get(PLAN_CONFIG.verdictTopic);
     expect(verdicts).toHaveLength(1);
   });
 });

@@ -1,10 +1,10 @@
-/** A batch planner's context for unit tests (src/kafka/batchStep.ts), without Kafka. */
+/** A batch planner's context for unit tests (src/kafka/batch/plan.ts `PlanContext`), without Kafka. */
 import { engineOptions } from '../../src/engine';
-import type { OutputEncoder, StepConfig, StepContext } from '../../src/kafka/batchStep';
+import type { OutputEncoder, PlanConfig, PlanContext } from '../../src/kafka/batch/plan';
 import { SessionStates } from '../../src/kafka/sessionStates';
 import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
 
-export const STEP_CONFIG: StepConfig = {
+export const PLAN_CONFIG: PlanConfig = {
   inputFormat: 'json',
   verdictTopic: 'verdicts',
   spillTopic: 'spills',
@@ -23,9 +23,9 @@ export const AVRO_BODIES: OutputEncoder = {
 export const DECIDED_AT = 1_767_300_000_000;
 
 /** No committed session, the default engine options, a fixed clock; `overrides` win. */
-export function stepContext(overrides: Partial<StepContext> = {}): StepContext {
+export function planContext(overrides: Partial<PlanContext> = {}): PlanContext {
   return {
-    config: STEP_CONFIG,
+    config: PLAN_CONFIG,
     encoder: AVRO_BODIES,
     engine: engineOptions(),
     committed: new SessionStates(),

@@ -1,5 +1,5 @@
 /**
- * A batch's plan without Kafka (src/kafka/batchStep.ts): decode → engine → outputs, dead letters
+ * A batch's plan without Kafka (src/kafka/batch/): decode → engine → outputs, dead letters
  * and changelog records. The plan publishes what folding the engine over the same events
  * publishes, writes one changelog record per touched session (its state after the batch), and
  * never changes the committed states it reads.
@@ -9,17 +9,17 @@ import type { Message } from 'kafkajs';
 import { Fleet, engineOptions } from '../../src/engine';
 import type { ContextEvent } from '../../src/engine/events';
 import { serializeState } from '../../src/engine/serialize';
+import { decodeForBatch } from '../../src/kafka/batch/decoder';
 import {
-  BatchPlanner,
   PlanLessons,
-  decodeForBatch,
-  planBatch as planInBudget,
   type TransactionBudget,
-  unprocessedRecords,
   type BatchPlan,
-  type StepConfig,
-  type StepContext,
-} from '../../src/kafka/batchStep';
+  type PlanConfig,
+  type PlanContext,
+} from '../../src/kafka/batch/plan';
+import { planBatch as planInBudget } from '../../src/kafka/batch/planBatch';
+import { BatchPlanner } from '../../src/kafka/batch/planner';
+import { SessionCapacity } from '../../src/kafka/capacity/gate';
 import {
   BARRIER_KEY,
   CLOSED_SINCE_HEADER,
@@ -36,9 +36,9 @@ import { RegistryUnavailableError, type RegistryCodec } from '../../src/registry
 import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
 import { haltThenAcknowledgeExample, seedIncidentExample } from '../support/examples';
 import { SessionBuilder } from '../support/sessionBuilder';
-import { AVRO_BODIES, DECIDED_AT, STEP_CONFIG } from '../support/stepContext';
+import { AVRO_BODIES, DECIDED_AT, PLAN_CONFIG } from '../support/planContext';
 
-const CONFIG = STEP_CONFIG;
+const CONFIG = PLAN_CONFIG;
 const ENCODER = AVRO_BODIES;
 
 const options = engineOptions();
@@ -52,7 +52,7 @@ const record = (e: ContextEvent, offset: number): RawRecord => ({
 /** Every record decoded, in order, as the processor decodes them. */
 async function decodeBatch(
   messages: readonly RawRecord[],
-  format: StepConfig['inputFormat'],
+  format: PlanConfig['inputFormat'],
   codec: RegistryCodec,
 ): Promise<DecodedRecord[]> {
   const out: DecodedRecord[] = [];
@@ -64,7 +64,7 @@ async function decodeBatch(
 function planBatch(
   batch: { topic: string; partition: number; messages: readonly RawRecord[] },
   decoded: readonly DecodedRecord[],
-  ctx: StepContext,
+  ctx: PlanContext,
 ): BatchPlan {
   const planner = new BatchPlanner(batch, ctx);
   batch.messages.forEach((m, i) => planner.add(m, decoded[i]!));
@@ -72,7 +72,7 @@ function planBatch(
   return planner.finish((BigInt(last.offset) + 1n).toString());
 }
 
-function context(committed: SessionStates): StepContext {
+function context(committed: SessionStates): PlanContext {
   let t = 0;
   return {
     config: CONFIG,
@@ -331,36 +331,8 @@ describe('changelog keys', () => {
   });
 });
 
-describe('unprocessedRecords', () => {
-  it('keeps exactly the records at or after the committed position, in order', () => {
-    fc.assert(
-      fc.property(
-        fc.uniqueArray(fc.bigInt({ min: 0n, max: 1n << 40n }), { maxLength: 30 }),
-        fc.option(fc.bigInt({ min: 0n, max: (1n << 40n) + 1n })),
-        (offsets, position) => {
-          const messages = [...offsets]
-            .sort((a, b) => (a < b ? -1 : 1))
-            .map((o) => ({ offset: String(o) }));
-          const kept = unprocessedRecords(messages, position);
-          const want =
-            position === null ? messages : messages.filter((m) => BigInt(m.offset) >= position);
-          expect(kept).toEqual(want);
-        },
-      ),
-    );
-  });
-
-  it('a batch wholly before the position is nothing to do; one straddling it keeps its tail', () => {
-    const batch = ['10', '11', '12', '13'].map((offset) => ({ offset }));
-    expect(unprocessedRecords(batch, 14n)).toEqual([]);
-    expect(unprocessedRecords(batch, 12n).map((m) => m.offset)).toEqual(['12', '13']);
-    expect(unprocessedRecords(batch, 10n)).toBe(batch);
-    expect(unprocessedRecords(batch, null)).toBe(batch);
-  });
-});
-
-describe('decodeForBatch', () => {
-  it('a registry that cannot be reached fails the batch before its transaction', async () => {
+describe('planBatch before its transaction', () => {
+  it('a registry that cannot be reached fails the batch before its transaction, the places it took under the cap given back', async () => {
     const e = seedIncidentExample()[0]!;
     const avro: RawRecord = {
       key: Buffer.from(e.sessionId),
@@ -369,8 +341,16 @@ describe('decodeForBatch', () => {
     };
     const down = new RegistryUnavailableError('registry down');
     const codec = { decodeEvent: () => Promise.reject(down) } as unknown as RegistryCodec;
-    const failure = await decodeBatch([record(e, 4), avro], 'auto', codec).catch((x: unknown) => x);
+    const capacity = new SessionCapacity(10, () => 0);
+    const failure = await planInBudget(
+      { topic: 'in', partition: 0 },
+      [record(e, 4), avro],
+      '6',
+      { ...context(new SessionStates()), capacity, lessons: new PlanLessons() },
+      (m) => decodeForBatch(m, 'auto', codec),
+    ).catch((x: unknown) => x);
     expect(failure).toBeInstanceOf(BeforeTransactionError);
     expect((failure as BeforeTransactionError).cause).toBe(down);
+    expect(capacity.reserved).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The sessions one partition refused at capacity (src/kafka/capacity.ts), as a fixed-size
+ * The sessions one partition refused at capacity (the capacity gate, gate.ts), as a fixed-size
  * blocked Bloom filter: a session found in it that later gets state starts blind
  * (`blindState`), because events of it were not stored. A false positive only makes a new
  * session start blind: that fails closed, and costs nothing to one whose first event is its
@@ -15,7 +15,7 @@
  * A batch works on a `RefusedFilterView`: chunks it changes are copied first, and the copies
  * replace the filter's only when its transaction commits (as the batch's state overlay does).
  */
-import { hash53 } from '../engine/hash';
+import { hash53 } from '../../engine/hash';
 
 export const CHUNKS = 16;
 export const CHUNK_BYTES = 32 * 1024;

@@ -115,11 +115,13 @@ export class OperationalError extends Error {
 
 /**
  * The error class of one code: `class ConfigError extends errorClass('CONFIG_INVALID') {}`, then
- * `new ConfigError(message, { cause })`. With `name`, the class's errors carry that name.
+ * `new ConfigError(message, { cause })`. With `name`, the class's errors carry that name. The
+ * code is stated there alone: a subclass with its own constructor passes only its message.
  */
 export function errorClass<const C extends ErrorCode>(code: C, name?: string) {
   return class extends OperationalError {
-    override readonly code: C = code;
+    /** Set once, by OperationalError; declared here only to narrow its type to C. */
+    declare readonly code: C;
     constructor(message: string, options?: { cause?: unknown }) {
       super(code, message, options);
       if (name !== undefined) this.name = name;
@@ -129,11 +131,9 @@ export function errorClass<const C extends ErrorCode>(code: C, name?: string) {
 
 /** A failure `run` ends with at start-up, with its documented exit status. */
 export class StartupError extends OperationalError {
-  constructor(
-    override readonly code: StartupFailureCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
+  declare readonly code: StartupFailureCode;
+
+  constructor(code: StartupFailureCode, message: string, options?: { cause?: unknown }) {
     super(code, message, options);
     this.name = 'StartupError';
   }

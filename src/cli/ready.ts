@@ -4,7 +4,8 @@
  * also writes them to the state file (src/services/embedded.ts) for the on-call commands, and
  * removes it when the process ends.
  */
-import type { Running } from './run';
+import type { Config } from '../config/config';
+import type { DevelopmentKeys } from '../authority/developmentKeys';
 import { httpUrlOf } from './connection';
 import { embeddedStatePath, removeEmbeddedState, writeEmbeddedState } from '../services/embedded';
 
@@ -17,8 +18,16 @@ export interface Announcement {
   stop(): void;
 }
 
+/** What the line is made of: the parts of a started processor (run.ts' `Running`) it reads. */
+export interface Started {
+  processor: { isReady(): boolean };
+  config: Config;
+  httpPort: number;
+  developmentKeys: DevelopmentKeys | null;
+}
+
 export function announceWhenReady(
-  running: Running,
+  running: Started,
   embedded: boolean,
   out: NodeJS.WritableStream = process.stderr,
   env: NodeJS.ProcessEnv = process.env,

@@ -1,6 +1,6 @@
 /** `compaction-guard run`: the stream processor, with embedded local services when no brokers are set. */
 import { type Config, loadConfig, requireRegistry, requireSafeHttp } from '../config/config';
-import { createLogger, redactConfig } from '../config/redact';
+import { createLogger, logConfiguration } from '../config/redact';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import { Processor } from '../kafka/processor';
 import { RegistryCodec } from '../registry/codec';
@@ -50,7 +50,7 @@ export async function startProcessor(
   options: StartOptions = {},
 ): Promise<Running> {
   requireSafeHttp(config);
-  log.info({ config: redactConfig(config) }, 'configuration');
+  logConfiguration(log, config);
   const embedded = config.brokers.length === 0;
   // Secure by default (contract §4b): a cluster without a ring is refused before anything starts.
   if (!embedded) requireAuthority(config);

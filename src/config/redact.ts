@@ -1,11 +1,12 @@
 /**
  * Secrets stay out of logs: the one logger factory (`createLogger`) censors password, token and
- * authorization fields wherever the usual shapes put them, and `redactConfig` is the only form
- * of a Config that is ever logged.
+ * authorization fields wherever the usual shapes put them, and a Config is only ever logged
+ * through `redactConfig` (whole, at debug) or `changedSettings` (what differs from the defaults,
+ * the start-up line a person reads): `logConfiguration` writes both.
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
-import { type Config, SECRET_KEYS } from './config';
+import { type Config, configEnv, DEFAULTS, ENV_NAMES, SECRET_KEYS } from './config';
 import type { LogFormat } from './settings';
 
 export const REDACTED = '[REDACTED]';
@@ -60,4 +61,38 @@ export function redactConfig(c: Config): Record<keyof Config, unknown> {
   const out: Record<string, unknown> = { ...c };
   for (const k of SECRET_KEYS) if (out[k] !== null && out[k] !== undefined) out[k] = REDACTED;
   return out as Record<keyof Config, unknown>;
+}
+
+/** Arrays (the brokers) compare element by element; every other setting is a scalar or null. */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
+  return Object.is(a, b);
+}
+
+/**
+ * The settings of `c` that differ from the table's defaults, as the env vars a person would
+ * export to get them (`{ CG_HTTP_PORT: '0' }`), secrets redacted: short enough for the one
+ * start-up line a person reads; the whole config is logged at debug.
+ */
+export function changedSettings(
+  c: Config,
+  defaults: Readonly<Config> = DEFAULTS,
+): Record<string, string> {
+  const keys = (Object.keys(defaults) as (keyof Config)[]).filter(
+    (k) => !sameValue(c[k], defaults[k]),
+  );
+  const changed = configEnv(redactConfig(c) as Config, keys);
+  // configEnv leaves unset settings out; one unset here was set by default, and that is news.
+  for (const k of keys) if (c[k] === null) changed[ENV_NAMES[k]] = '(unset)';
+  return changed;
+}
+
+/** `run`'s configuration lines: what differs from the defaults at info, all of it at debug. */
+export function logConfiguration(log: Logger, c: Config): void {
+  const changed = changedSettings(c);
+  if (Object.keys(changed).length === 0)
+    log.info('configuration: the defaults (CG_LOG_LEVEL=debug logs all of it)');
+  else log.info({ changed }, 'configuration: the defaults, except');
+  log.debug({ config: redactConfig(c) }, 'configuration');
 }

@@ -45,7 +45,7 @@ export function sessionView(
     // contract §4b: a signature must not expire before it (a signing tool starts its validity here).
     lastEventAt: s.lastEventAt,
     // An unknown session's spills and acknowledgements are clipped to [0, extent) per unit
-    // (contract §4, rev 12: max(E, F)), so an operator sees how far an acknowledgement reaches.
+    // (contract §4: max(E, F)), so an operator sees how far an acknowledgement reaches.
     extent: unit ? null : extentView(s),
     lastVerdicts: recent,
     lastViolations: violations,

@@ -87,9 +87,11 @@ export function kafkaClient(
 
 /** A start-up failure that retries cannot fix (see STARTUP_FAILURES). */
 export class KafkaSecurityError extends StartupError {
+  declare readonly code: 'KAFKA_AUTHENTICATION_FAILED' | 'KAFKA_TLS_FAILED';
+
   constructor(
     message: string,
-    override readonly code: 'KAFKA_AUTHENTICATION_FAILED' | 'KAFKA_TLS_FAILED',
+    code: 'KAFKA_AUTHENTICATION_FAILED' | 'KAFKA_TLS_FAILED',
     options?: { cause?: unknown },
   ) {
     super(code, message, options);

@@ -28,7 +28,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { REQUEST_BUDGET_BYTES, outputRequests } from './outputChunks';
 import { RECORD_MARGIN } from './recordLimits';
-import { OperationalError } from '../errors';
+import { errorClass } from '../errors';
 import { withTimeout } from '../time';
 
 /**
@@ -36,55 +36,46 @@ import { withTimeout } from '../time';
  * request's `messages` (one topic-partition's). The transaction was aborted: nothing of the
  * batch is visible and the committed state is intact.
  */
-export class RecordTooLargeError extends OperationalError {
-  override readonly code = 'RECORD_TOO_LARGE';
-
+export class RecordTooLargeError extends errorClass('RECORD_TOO_LARGE', 'RecordTooLargeError') {
   constructor(
     readonly topic: string,
     readonly messages: readonly Message[],
     override readonly cause: unknown,
   ) {
     super(
-      'RECORD_TOO_LARGE',
       `the broker refused ${messages.length} record(s) for ${topic} as too large: ${messageOf(cause)}`,
       { cause },
     );
-    this.name = 'RecordTooLargeError';
   }
 }
 
 /** A failure before the batch's transaction began (e.g. the registry is unreachable). */
-export class BeforeTransactionError extends OperationalError {
-  override readonly code = 'BEFORE_TRANSACTION';
-
+export class BeforeTransactionError extends errorClass(
+  'BEFORE_TRANSACTION',
+  'BeforeTransactionError',
+) {
   constructor(override readonly cause: unknown) {
-    super('BEFORE_TRANSACTION', `before the transaction: ${messageOf(cause)}`, { cause });
-    this.name = 'BeforeTransactionError';
+    super(`before the transaction: ${messageOf(cause)}`, { cause });
   }
 }
 
 /** The broker fenced this producer (`type`: the kafkajs protocol error type). */
-export class ProducerFencedError extends OperationalError {
-  override readonly code = 'PRODUCER_FENCED';
-
+export class ProducerFencedError extends errorClass('PRODUCER_FENCED', 'ProducerFencedError') {
   constructor(
     readonly type: string,
     override readonly cause: unknown,
   ) {
-    super('PRODUCER_FENCED', `producer fenced (${type}): ${messageOf(cause)}`, { cause });
-    this.name = 'ProducerFencedError';
+    super(`producer fenced (${type}): ${messageOf(cause)}`, { cause });
   }
 }
 
 /** The transaction failed after it began: whether it committed is not known here. */
-export class TransactionOutcomeUnknownError extends OperationalError {
-  override readonly code = 'TRANSACTION_OUTCOME_UNKNOWN';
-
+export class TransactionOutcomeUnknownError extends errorClass(
+  'TRANSACTION_OUTCOME_UNKNOWN',
+  'TransactionOutcomeUnknownError',
+) {
   constructor(override readonly cause: unknown) {
-    super('TRANSACTION_OUTCOME_UNKNOWN', `transaction outcome unknown: ${messageOf(cause)}`, {
-      cause,
-    });
-    this.name = 'TransactionOutcomeUnknownError';
+    super(`transaction outcome unknown: ${messageOf(cause)}`, { cause });
   }
 }
 

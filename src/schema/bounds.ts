@@ -1,5 +1,5 @@
 /**
- * The bounds of contract §3 (rev 11) on every input record, so that no single record can exhaust
+ * The bounds of contract §3 on every input record, so that no single record can exhaust
  * or stop the processor: nesting depth, identifier and text lengths, the number of pins, the
  * size of integers, and text that is not UTF-8 (an unpaired surrogate). The depth and surrogate
  * checks run on a JSON text without recursion, before anything else walks it.

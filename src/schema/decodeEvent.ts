@@ -77,10 +77,11 @@ function decodeParsed(value: unknown): DecodeResult {
 }
 
 /**
- * A throw while decoding is a bug of ours on this value (avsc's enum check threw on
- * `{"toString":null}` until validate.ts shielded it), or, through the client, an object whose
- * getter throws. As a result it is a dead letter that says so: the processor retries a decoding
- * that throws as if the registry were down, so a throw would hold the record's partition for good.
+ * A throw while decoding is a bug of ours on this value (such as an object avsc cannot look up
+ * as an enum symbol, `{"toString":null}`, had validate.ts not refused it first), or, through the
+ * client, an object whose getter throws. As a result it is a dead letter that says so: the
+ * processor retries a decoding that throws as if the registry were down, so a throw would hold
+ * the record's partition for good. Both cases: test/unit/schema-decode-malformed.test.ts.
  */
 function decoderFailure(value: unknown, e: unknown): DecodeResult {
   const cause = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
@@ -305,7 +306,8 @@ function salvageRequest(
     sessionId,
     seq,
     requestId,
-    // Named in the answer (rev 12) when it decodes: a string within the identifier bound.
+    // The verdict's requestEventId (contract §6), by which an orchestrator takes the verdict of
+    // the event it sent: named when it decodes as a string within the identifier bound.
     eventId: isBoundedId(eventId) ? eventId : null,
     occurredAt: isNonNegativeSafeInteger(occurredAt) ? occurredAt : null,
     error: error.message,

@@ -38,9 +38,9 @@ export async function startLocalRegistry(opts: LocalRegistryOptions): Promise<Lo
     command: java,
     args: [
       '-Xms64m',
-      // The suite registers a few hundred subjects in one in-memory H2 database; at 512 MiB a
-      // full run saw the registry stop answering for ~20 s (a request logged as answered, the
-      // next one 23 s later), which a client's 15 s registry timeout turned into a failure.
+      // The suite registers a few hundred subjects in one in-memory H2 database: with half this
+      // heap the registry can stop answering for ~20 s at a time, longer than the clients'
+      // registry timeout (REGISTRY_TIMEOUT_MS, 15 s, src/registry/rest.ts), so calls would fail.
       '-Xmx1024m',
       `-Dquarkus.http.host=${LOOPBACK}`,
       `-Dquarkus.http.port=${port}`,

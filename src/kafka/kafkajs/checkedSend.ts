@@ -15,6 +15,7 @@
 import type { Message, Producer, TopicMessages } from 'kafkajs';
 import type { Logger } from 'pino';
 import { errorClass } from '../../errors';
+import { sleep } from '../../time';
 import { pinPartitions, sendProblems, type SentPartition } from './partitionPerRequest';
 
 /** Most sends of one request's messages (the first included) before giving up. */
@@ -100,8 +101,6 @@ export interface CheckedSendOptions {
   log: Pick<Logger, 'warn'>;
   maxRounds?: number;
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * Sends `topicMessages` with acks = all and resolves once every message's partition is

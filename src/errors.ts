@@ -59,6 +59,17 @@ export const ERROR_CODES = {
   /** Client library: a spill handle whose content does not match its sha256, or unreadable. */
   SPILL_INTEGRITY: { retriable: false, exitCode: null, toolExitCode: null },
   /**
+   * Client library: the processor did not apply the spill answer the client had just sent (it
+   * asks for the same spill again): unsigned, or signed by a key its trusted ring does not
+   * accept for role SPILL. Spilling again with the same key cannot help.
+   */
+  SPILL_NOT_TRUSTED: { retriable: false, exitCode: null, toolExitCode: null },
+  /**
+   * Client library: the spill store could not write (or read back) a spill; the SpillFailed
+   * answer is sent, so the session HALTs until an operator writes the loss off.
+   */
+  SPILL_STORE_FAILED: { retriable: false, exitCode: null, toolExitCode: null },
+  /**
    * Integrations (`onRefusal: 'throw'`): a summary was held back (refused, no verdict, or
    * degenerate); the history is intact. Asking again unchanged gets the same answer.
    */

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { GuardClient } from '../../src/client/client';
 import { SpillNotTrustedError, SpillStoreError } from '../../src/client/errors';
-import { IgnoredAnswers } from '../../src/client/ignoredAnswers';
+import { CLOCK_MARGIN_MS, IgnoredAnswers } from '../../src/client/ignoredAnswers';
 import { GuardedSession } from '../../src/client/session/guardedSession';
 import { FileSpillStore, type SpillStore } from '../../src/client/spill';
 import {
@@ -208,7 +208,11 @@ describe('the SpillWorker', () => {
       );
     return { worker: new SpillWorker(client, { store, source }, log as never), sent, lines };
   }
-  const request = (seq: number, holes: UnitRange[]): SpillRequest =>
+  const request = (
+    seq: number,
+    holes: UnitRange[],
+    requestedAt = Date.now() + 60_000,
+  ): SpillRequest =>
     ({
       spillRequestId: `s:c:${seq}`,
       sessionId: 's',
@@ -217,7 +221,7 @@ describe('the SpillWorker', () => {
       range: { start: 0, end: 3 },
       holes,
       reasons: [],
-      requestedAt: 1_000,
+      requestedAt,
     }) as unknown as SpillRequest;
 
   let dir: string;
@@ -235,6 +239,14 @@ describe('the SpillWorker', () => {
     expect(lines[0]).toMatch(
       /^SpillWorker: session "s".*unsigned.*CG_SIGNING_KEY_FILE.*signingKey/,
     );
+  });
+
+  it('requests made before its answer was acknowledged (a backlog, one on its way) say nothing', async () => {
+    const { worker: w, sent, lines } = worker(new FileSpillStore(dir));
+    const holes = [{ unit: 'TURNS' as const, start: 0, end: 2 }];
+    for (let seq = 4; seq < 9; seq++) await w.answer(request(seq, holes, Date.now() - 1));
+    expect(sent).toHaveLength(5);
+    expect(lines).toEqual([]);
   });
 
   it('a store that cannot write: one error line naming the store and the cause, and a SpillFailed', async () => {
@@ -255,15 +267,37 @@ describe('the SpillWorker', () => {
 });
 
 describe('IgnoredAnswers', () => {
+  it('the same answer repeated keeps the time of the first: a request made later than it by the margin counts, one within it does not', () => {
+    const lines: string[] = [];
+    const clock = { t: 0 };
+    const log = { error: (_o: object, l: string) => lines.push(l) };
+    const memory = new IgnoredAnswers(log as never, () => clock.t);
+    const answer = {
+      type: 'SpillCompleted',
+      unit: 'TURNS',
+      range: { start: 0, end: 5 },
+      signature: null,
+    };
+    const holes = [{ unit: 'TURNS' as const, start: 0, end: 2 }];
+    const ask = (requestedAt: number) =>
+      memory.check({ sessionId: 's', requestId: 'r', holes, requestedAt });
+    for (; clock.t < 1_500; clock.t += 300) {
+      memory.answered('s', answer);
+      ask(clock.t + 100);
+    }
+    expect(lines).toEqual([]);
+    ask(CLOCK_MARGIN_MS + 1);
+    expect(lines).toHaveLength(1);
+  });
+
   it('remembers at most `capacity` sessions, the oldest forgotten first', () => {
     const lines: string[] = [];
-    const memory = new IgnoredAnswers(
-      { error: (_o: object, l: string) => lines.push(l) } as never,
-      2,
-    );
+    const log = { error: (_o: object, l: string) => lines.push(l) };
+    const memory = new IgnoredAnswers(log as never, () => 0, 2);
     const answer = { type: 'SpillFailed', signature: null };
     for (const s of ['a', 'b', 'c']) memory.answered(s, answer);
-    for (const s of ['a', 'b', 'c']) memory.check({ sessionId: s, requestId: 'r', holes: [] });
+    for (const s of ['a', 'b', 'c'])
+      memory.check({ sessionId: s, requestId: 'r', holes: [], requestedAt: 10_000 });
     expect(lines.map((l) => /session "(.)"/.exec(l)![1])).toEqual(['b', 'c']);
   });
 });

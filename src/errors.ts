@@ -27,6 +27,11 @@ export const ERROR_CODES = {
   KAFKA_UNREACHABLE: { retriable: true, exitCode: 4, toolExitCode: 3 },
   /** SCHEMA_REGISTRY_URL did not answer (or kept failing) while registering the schemas. */
   REGISTRY_UNREACHABLE: { retriable: true, exitCode: 5, toolExitCode: 3 },
+  /**
+   * The registry answered a registration with a refusal (409: the subject holds a schema ours
+   * is not compatible with; 422: invalid): asking again gets the same answer.
+   */
+  REGISTRY_SCHEMA_REFUSED: { retriable: false, exitCode: 8, toolExitCode: 2 },
   /** CG_HTTP_HOST:CG_HTTP_PORT is taken (often: another instance runs) or cannot be bound. */
   HTTP_PORT_UNAVAILABLE: { retriable: false, exitCode: 6, toolExitCode: null },
   /** The embedded local Kafka or registry of `npm start` could not be started. */

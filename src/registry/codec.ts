@@ -26,6 +26,7 @@ import {
 import { decodeError } from '../schema/errors';
 import { errorClass } from '../errors';
 import { Lru } from './lru';
+import { RegistrySchemaRefusedError, schemaRefusal } from './schemaRefusal';
 import { readWireHeader, withHeader } from './wireFormat';
 
 /** One registry call failed (timeout, 5xx, connection): retriable. */
@@ -178,6 +179,8 @@ async function registerUnion(
   } catch {
     // not JSON: reported below with the status
   }
+  const refused = schemaRefusal(url, subject, res.status, body.message ?? res.text.slice(0, 300));
+  if (refused !== null) throw refused;
   if (res.status < 200 || res.status >= 300 || typeof body.id !== 'number')
     throw new Error(`POST versions: HTTP ${res.status} ${body.message ?? ''}`);
   return body.id;
@@ -311,7 +314,7 @@ export class RegistryCodec {
         ),
       );
     } catch (e) {
-      if (e instanceof RegistryAuthError) throw e;
+      if (e instanceof RegistryAuthError || e instanceof RegistrySchemaRefusedError) throw e;
       throw new RegistryUnavailableError(`registering ${eventSubject}: ${(e as Error).message}`);
     }
     const subjects: [string, string][] = [
@@ -333,7 +336,10 @@ export class RegistryCodec {
         const status = (e as { status?: number }).status;
         if (status === 401 || status === 403)
           throw authFailure(status, `registering ${subject}`, this.auth);
-        throw new RegistryUnavailableError(`registering ${subject}: ${(e as Error).message}`);
+        throw (
+          schemaRefusal(this.url, subject, status, (e as Error).message) ??
+          new RegistryUnavailableError(`registering ${subject}: ${(e as Error).message}`)
+        );
       }
     }
   }

@@ -45,7 +45,10 @@ export const ERROR_CODES = {
   REGISTRY_UNAVAILABLE: { retriable: true, exitCode: null, toolExitCode: null },
   /** An on-call command's arguments are wrong, or it was not confirmed: nothing was sent. */
   USAGE_INVALID: { retriable: false, exitCode: null, toolExitCode: 2 },
-  /** A topic an on-call command reads does not exist on the cluster. */
+  /**
+   * A topic an on-call command reads does not exist on the cluster; or one a client needs (its
+   * input, its verdicts) does not and could not be created at connect.
+   */
   TOPIC_MISSING: { retriable: false, exitCode: null, toolExitCode: 2 },
   /** `audit`: an input file cannot be opened or read (its only non-zero exit, contract §7). */
   INPUT_UNREADABLE: { retriable: false, exitCode: null, toolExitCode: 2 },

@@ -332,7 +332,7 @@ export class GuardClient {
     ).admin();
     await reachable(config, () => admin.connect());
     try {
-      return await clientInputPartitions(admin, config);
+      return await clientInputPartitions(admin, config, this.log);
     } finally {
       await admin.disconnect();
     }

@@ -174,6 +174,22 @@ describe('a processor with a trusted key ring, and clients set up wrong', () => 
     }
   });
 
+  it("a verdict topic that is not the processor's (it did not exist beside the input): created, and said at warn naming CG_VERDICT_TOPIC", async () => {
+    const clientLog = capturedLog('warn');
+    const c = await clientFor(
+      { ...config, verdictTopic: `not-the-processors-${config.groupId}` },
+      { logger: clientLog.log },
+    );
+    clients.push(c);
+    expect(clientLog.lines.map((l) => l.msg)).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^the verdict topic not-the-processors-${config.groupId} \\(CG_VERDICT_TOPIC\\) did not exist although ${config.inputTopic} does`,
+        ),
+      ),
+    );
+  });
+
   it('a spill store that cannot write: SpillStoreError naming the store and the cause; the SpillFailed makes the next request HALT', async () => {
     const file = path.join(dir, 'not-a-directory');
     writeFileSync(file, '');

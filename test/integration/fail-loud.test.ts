@@ -3,9 +3,9 @@
  * real broker, registry and processor: with only KAFKA_BROKERS and SCHEMA_REGISTRY_URL (no
  * signing key) its first refused retry fails with one line naming CG_SIGNING_KEY_FILE /
  * signingKey, and the processor's log says it once; a key the ring does not hold is named; a
- * client with the key compacts; a SpillWorker without a key says so once in its log; a spill
- * store that cannot write fails the call naming the store and the cause, and the session is
- * not approved.
+ * client with the key compacts; a SpillWorker without a key says so once in its log; a verdict
+ * topic that is not the processor's is said at connect; a spill store that cannot write fails
+ * the call naming the store and the cause, and the session is not approved.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

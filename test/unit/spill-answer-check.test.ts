@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import type { GuardClient } from '../../src/client/client';
 import { SpillNotTrustedError, SpillStoreError } from '../../src/client/errors';
 import { CLOCK_MARGIN_MS, IgnoredAnswers } from '../../src/client/ignoredAnswers';
-import { GuardedSession } from '../../src/client/session/guardedSession';
+import type { GuardedSession } from '../../src/client/session/guardedSession';
 import { FileSpillStore, type SpillStore } from '../../src/client/spill';
 import {
   type SpillAnswer,
@@ -20,7 +20,8 @@ import {
 } from '../../src/client/spillAnswerCheck';
 import { SpillWorker } from '../../src/client/spillWorker';
 import { turnPiece } from '../../src/client/vouch';
-import type { ContextEvent, Span, Unit } from '../../src/engine/events';
+import type { Span, Unit } from '../../src/engine/events';
+import { sessionOnFakeHost } from '../support/fakeSessionHost';
 import type { SpillRequest, UnitRange, Verdict } from '../../src/engine/outputs';
 
 const UNITS: readonly Unit[] = ['TURNS', 'TOKENS', 'MESSAGES'];
@@ -102,20 +103,20 @@ const spillAsk = (holes: UnitRange[]): Verdict =>
     reasons: [{ code: 'EVICTED_UNCOVERED', message: '', holes }],
   }) as unknown as Verdict;
 
-/** A session whose host acknowledges every send and answers the requests with `verdicts`. */
-function session(verdicts: Verdict[]): { session: GuardedSession; sent: ContextEvent[] } {
-  const sent: ContextEvent[] = [];
-  const host = {
-    send: (e: ContextEvent) => {
-      sent.push(e);
-      return Promise.resolve();
-    },
-    signedInBand: (e: ContextEvent) => e,
-    verdictTimeoutMs: 5_000,
-    expectVerdict: () => Promise.resolve(verdicts.shift()!),
-    forgetVerdict: () => undefined,
-  };
-  return { session: new GuardedSession(host as never, 'loop', null), sent };
+/** A session whose fake host answers the requests with `verdicts`, in order. */
+const session = (verdicts: Verdict[]) => sessionOnFakeHost('loop', () => verdicts.shift()!);
+
+/** What a compaction with the spill loop over `store` rejected with. */
+function failedCompaction(s: GuardedSession, store: SpillStore): Promise<unknown> {
+  return s
+    .requestCompaction(
+      { requestId: 'c', summaryInput: { start: 0, end: 4 }, tailStart: 4 },
+      { spill: { store, transcript: () => 'six turns' } },
+    )
+    .then(
+      () => null,
+      (e: unknown) => e,
+    );
 }
 
 async function opened(s: GuardedSession, turns: number): Promise<void> {
@@ -135,13 +136,7 @@ describe('the spill loop fails the compaction at the first refused retry after a
   it('unsigned, asked again for the same holes: SpillNotTrustedError naming CG_SIGNING_KEY_FILE, and no second spill', async () => {
     const { session: s, sent } = session([spillAsk(holes), spillAsk(holes), spillAsk(holes)]);
     await opened(s, 6);
-    const store = new FileSpillStore(dir);
-    const error = await s
-      .requestCompaction(
-        { requestId: 'c', summaryInput: { start: 0, end: 4 }, tailStart: 4 },
-        { spill: { store, transcript: () => 'six turns' } },
-      )
-      .catch((e: unknown) => e);
+    const error = await failedCompaction(s, new FileSpillStore(dir));
     expect(error).toBeInstanceOf(SpillNotTrustedError);
     expect((error as SpillNotTrustedError).code).toBe('SPILL_NOT_TRUSTED');
     expect((error as Error).message).toMatch(/CG_SIGNING_KEY_FILE/);
@@ -167,12 +162,7 @@ describe('the spill loop fails the compaction at the first refused retry after a
     const store = new FileSpillStore(path.join(file, 'spills'));
     const { session: s, sent } = session([spillAsk(holes)]);
     await opened(s, 6);
-    const error = await s
-      .requestCompaction(
-        { requestId: 'c', summaryInput: { start: 0, end: 4 }, tailStart: 4 },
-        { spill: { store, transcript: () => 'six turns' } },
-      )
-      .catch((e: unknown) => e);
+    const error = await failedCompaction(s, store);
     expect(error).toBeInstanceOf(SpillStoreError);
     expect((error as Error).message).toContain(`spill store FileSpillStore(${store.dir})`);
     expect((error as Error).message).toMatch(/could not write the spill of TURNS\[0,6\).*ENOTDIR/);

@@ -27,6 +27,11 @@ export const ERROR_CODES = {
   KAFKA_UNREACHABLE: { retriable: true, exitCode: 4, toolExitCode: 3 },
   /** SCHEMA_REGISTRY_URL did not answer (or kept failing) while registering the schemas. */
   REGISTRY_UNREACHABLE: { retriable: true, exitCode: 5, toolExitCode: 3 },
+  /**
+   * The registry answered a registration with a refusal (409: the subject holds a schema ours
+   * is not compatible with; 422: invalid): asking again gets the same answer.
+   */
+  REGISTRY_SCHEMA_REFUSED: { retriable: false, exitCode: 8, toolExitCode: 2 },
   /** CG_HTTP_HOST:CG_HTTP_PORT is taken (often: another instance runs) or cannot be bound. */
   HTTP_PORT_UNAVAILABLE: { retriable: false, exitCode: 6, toolExitCode: null },
   /** The embedded local Kafka or registry of `npm start` could not be started. */
@@ -40,7 +45,10 @@ export const ERROR_CODES = {
   REGISTRY_UNAVAILABLE: { retriable: true, exitCode: null, toolExitCode: null },
   /** An on-call command's arguments are wrong, or it was not confirmed: nothing was sent. */
   USAGE_INVALID: { retriable: false, exitCode: null, toolExitCode: 2 },
-  /** A topic an on-call command reads does not exist on the cluster. */
+  /**
+   * A topic an on-call command reads does not exist on the cluster; or one a client needs (its
+   * input, its verdicts) does not and could not be created at connect.
+   */
   TOPIC_MISSING: { retriable: false, exitCode: null, toolExitCode: 2 },
   /** `audit`: an input file cannot be opened or read (its only non-zero exit, contract §7). */
   INPUT_UNREADABLE: { retriable: false, exitCode: null, toolExitCode: 2 },
@@ -58,6 +66,17 @@ export const ERROR_CODES = {
   GUARD_SEND_FAILED: { retriable: false, exitCode: null, toolExitCode: null },
   /** Client library: a spill handle whose content does not match its sha256, or unreadable. */
   SPILL_INTEGRITY: { retriable: false, exitCode: null, toolExitCode: null },
+  /**
+   * Client library: the processor did not apply the spill answer the client had just sent (it
+   * asks for the same spill again): unsigned, or signed by a key its trusted ring does not
+   * accept for role SPILL. Spilling again with the same key cannot help.
+   */
+  SPILL_NOT_TRUSTED: { retriable: false, exitCode: null, toolExitCode: null },
+  /**
+   * Client library: the spill store could not write (or read back) a spill; the SpillFailed
+   * answer is sent, so the session HALTs until an operator writes the loss off.
+   */
+  SPILL_STORE_FAILED: { retriable: false, exitCode: null, toolExitCode: null },
   /**
    * Integrations (`onRefusal: 'throw'`): a summary was held back (refused, no verdict, or
    * degenerate); the history is intact. Asking again unchanged gets the same answer.

@@ -270,9 +270,31 @@ function reportAdvisory(
   process.stdout.write(formatLine({ record: 'audit', value: record }) + '\n');
   if (record.code === 'UNAUTHORIZED_EVENT')
     process.stderr.write(
-      `compaction-guard acknowledge: not applied: is key ${key.keyId} (${key.name}) in the processor's ring (CG_TRUSTED_KEYS_FILE) with role ACKNOWLEDGE, and this machine's clock right?\n`,
+      `compaction-guard acknowledge: ${unauthorizedLine(record.message, key)}\n`,
     );
   return record.code === 'LOSS_ACKNOWLEDGED' ? 0 : 1;
+}
+
+/**
+ * Why the processor did not apply the acknowledgement, from its UNAUTHORIZED_EVENT record
+ * (src/engine/authorize.ts writes the failed check after "not applied: "), and what to do:
+ * one line. Pure.
+ */
+export function unauthorizedLine(message: string, key: Pick<SigningKey, 'keyId' | 'name'>): string {
+  const check = /not applied: ([a-z ]+)/.exec(message)?.[1]?.trim() ?? null;
+  const named = `key ${key.keyId} (${key.name})`;
+  const fix: Record<string, string> = {
+    'no signature': 'the processor received it unsigned: send it again with --key FILE',
+    'unknown key': `${named} is not in the processor's ring (CG_TRUSTED_KEYS_FILE): add its entry with role ACKNOWLEDGE and reload the ring (SIGHUP), or use a key that is`,
+    'key without the role': `${named} is in the processor's ring without role ACKNOWLEDGE: give it the role there (and reload the ring, SIGHUP), or use a key that has it`,
+    'bad signature': `the ring's public key for ${key.keyId} is not this key's: the ring entry and --key FILE must come from the same \`compaction-guard keys new\``,
+    expired:
+      "the signature expired before the processor read it: is this machine's clock right, and did the processor read the event within 15 minutes?",
+  };
+  return `not applied (${check ?? 'UNAUTHORIZED_EVENT'}): ${
+    (check !== null ? fix[check] : undefined) ??
+    `is ${named} in the processor's ring (CG_TRUSTED_KEYS_FILE) with role ACKNOWLEDGE, and this machine's clock right?`
+  }`;
 }
 
 export function acknowledgeCommand(): Command {

@@ -12,6 +12,7 @@ import { RecentVerdicts } from '../http/recentVerdicts';
 import { createHttpServer, ensurePortFree, listen } from '../http/server';
 import { StartupError } from '../errors';
 import { combineObservers } from '../kafka/observers';
+import { UnauthorizedEventWarning } from '../kafka/unauthorizedWarning';
 import type { ProcessorObserver } from '../kafka/processorObserver';
 import { type Announcement, announceWhenReady } from './ready';
 import { KeyRingInForce, requireAuthority } from '../authority/keyRingInForce';
@@ -108,7 +109,12 @@ export async function startProcessor(
     config,
     log,
     trustedKeys: () => keyRing.current,
-    observer: combineObservers(metrics, recent, ...(options.observer ? [options.observer] : [])),
+    observer: combineObservers(
+      metrics,
+      recent,
+      new UnauthorizedEventWarning(log),
+      ...(options.observer ? [options.observer] : []),
+    ),
   });
   // The HTTP server comes up first: /healthz answers and /readyz says "not yet" during start-up.
   const server: Server = createHttpServer(

@@ -333,7 +333,7 @@ export class GuardClient {
     ).admin();
     await reachable(config, () => admin.connect());
     try {
-      return await clientInputPartitions(admin, config);
+      return await clientInputPartitions(admin, config, this.log);
     } finally {
       await admin.disconnect();
     }
@@ -370,6 +370,9 @@ async function registered(codec: RegistryCodec, config: Config): Promise<void> {
     const message = `schema registry at ${config.registryUrl} (SCHEMA_REGISTRY_URL): ${(e as Error).message}`;
     if (e instanceof OperationalError && e.code === 'REGISTRY_AUTH_FAILED')
       throw new StartupError('REGISTRY_AUTH_FAILED', message, { cause: e });
+    // Names the registry, the subject and the status itself.
+    if (e instanceof OperationalError && e.code === 'REGISTRY_SCHEMA_REFUSED')
+      throw new StartupError('REGISTRY_SCHEMA_REFUSED', e.message, { cause: e });
     throw new StartupError('REGISTRY_UNREACHABLE', message, { cause: e });
   }
 }

@@ -51,3 +51,14 @@ export class GuardSendError extends errorClass('GUARD_SEND_FAILED', 'GuardSendEr
 
 /** A spill handle whose content does not match its sha256, or that cannot be read. */
 export class SpillIntegrityError extends errorClass('SPILL_INTEGRITY', 'SpillIntegrityError') {}
+
+/**
+ * The processor did not apply the spill answer just sent and asks for the same spill again: it
+ * has a trusted key ring, and the answer was unsigned or its key is not trusted for role SPILL
+ * (the message names the fix: src/client/spillAnswerCheck.ts). No compaction: do not retry
+ * unchanged.
+ */
+export class SpillNotTrustedError extends errorClass('SPILL_NOT_TRUSTED', 'SpillNotTrustedError') {}
+
+/** The spill store could not write or read back a spill (the message names the store and why). */
+export class SpillStoreError extends errorClass('SPILL_STORE_FAILED', 'SpillStoreError') {}

@@ -28,6 +28,8 @@ export {
   GuardTimeoutError,
   GuardUsageError,
   SpillIntegrityError,
+  SpillNotTrustedError,
+  SpillStoreError,
 } from './errors';
 export { embeddedStateFile, readEmbeddedState, resolveConnection } from './connection';
 export type { EmbeddedState } from './connection';

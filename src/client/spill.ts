@@ -27,6 +27,15 @@ export interface SpillStore {
   write(spill: SpillWrite): Promise<string>;
   /** The bytes behind `handle`; throws SpillIntegrityError if they are not what was written. */
   read(handle: string): Promise<Buffer>;
+  /** How errors name this store (its directory, its bucket); default: its class name. */
+  readonly name?: string;
+}
+
+/** The store as an error names it. */
+export function spillStoreName(store: SpillStore): string {
+  return (
+    store.name ?? (store.constructor.name !== 'Object' ? store.constructor.name : 'SpillStore')
+  );
 }
 
 export interface FileSpillStoreOptions {
@@ -107,6 +116,10 @@ export class FileSpillStore implements SpillStore {
     this.maxReadBytes = options.maxReadBytes ?? DEFAULT_MAX_SPILL_READ_BYTES;
     if (!Number.isSafeInteger(this.maxReadBytes) || this.maxReadBytes < 0)
       throw new RangeError(`FileSpillStore maxReadBytes: expected an integer ≥ 0`);
+  }
+
+  get name(): string {
+    return `FileSpillStore(${this.dir})`;
   }
 
   /** Where the spill of `sessionId` / `spillRequestId` is stored. */

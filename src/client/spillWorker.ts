@@ -23,6 +23,8 @@ import { readWireHeader } from '../registry/wireFormat';
 import { failureText } from './transcript';
 import type { SigningKey } from '../authority/signing';
 import { storeVouched, type TranscriptPiece } from './vouch';
+import { SpillStoreError } from './errors';
+import { IgnoredAnswers } from './ignoredAnswers';
 
 /**
  * What a source holds of one session's transcript for a spill request: the pieces with their
@@ -52,6 +54,8 @@ export class SpillWorker {
   private readonly readers: SchemaReaders;
   /** Spill requests answered so far (SpillCompleted or SpillFailed sent). */
   answered = 0;
+  /** Says once per session when a request asks again for what the worker answered. */
+  private readonly ignored: IgnoredAnswers;
 
   constructor(
     private readonly client: GuardClient,
@@ -59,6 +63,7 @@ export class SpillWorker {
     private readonly log: Logger = pino({ level: 'warn' }),
   ) {
     this.readers = new SchemaReaders(client.registryCodec.registry);
+    this.ignored = new IgnoredAnswers(log);
   }
 
   /** Joins the group and answers spill requests from the group's committed position on. */
@@ -111,6 +116,7 @@ export class SpillWorker {
         this.options.signingKey !== undefined ? this.options.signingKey : this.client.signingKey,
       lastEventAt: r.requestedAt,
     };
+    this.ignored.check(r);
     let stored: { handle: string; range: { start: number; end: number } };
     try {
       stored = await storeVouched(
@@ -119,7 +125,9 @@ export class SpillWorker {
         await this.options.source(r),
       );
     } catch (e) {
-      await this.client.outOfBand(
+      // A store that cannot write is the worker's own fault: said here, where it can be fixed.
+      if (e instanceof SpillStoreError) this.log.error({ sessionId: r.sessionId }, e.message);
+      const failed = await this.client.outOfBand(
         {
           type: 'SpillFailed',
           sessionId: r.sessionId,
@@ -129,10 +137,11 @@ export class SpillWorker {
         eventId,
         sign,
       );
+      this.ignored.answered(r.sessionId, failed);
       this.answered++;
       return;
     }
-    await this.client.outOfBand(
+    const completed = await this.client.outOfBand(
       {
         type: 'SpillCompleted',
         sessionId: r.sessionId,
@@ -145,6 +154,7 @@ export class SpillWorker {
       eventId,
       sign,
     );
+    this.ignored.answered(r.sessionId, completed);
     this.answered++;
   }
 }

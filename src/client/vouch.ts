@@ -12,7 +12,8 @@
  * [0, 2^52 − 1) against a processor with a key ring.
  */
 import type { Span, Unit } from '../engine/events';
-import type { SpillStore } from './spill';
+import { SpillStoreError } from './errors';
+import { type SpillStore, spillStoreName } from './spill';
 
 /**
  * One piece of a transcript and the positions its content holds, `[start, end)` in each unit
@@ -147,15 +148,20 @@ export async function storeVouched(
     );
   }
   const content = Buffer.concat(used.map((p) => p.bytes));
-  const handle = await store.write({
-    sessionId: spill.sessionId,
-    spillRequestId: spill.spillRequestId,
-    unit: spill.unit,
-    range: given.range,
-    content,
-  });
+  const stored = show(spill.unit, given.range);
+  const handle = await storeStep(store, `write the spill of ${stored}`, spill, () =>
+    store.write({
+      sessionId: spill.sessionId,
+      spillRequestId: spill.spillRequestId,
+      unit: spill.unit,
+      range: given.range,
+      content,
+    }),
+  );
   // Read back: a piece counts only if its bytes are found again where they were written.
-  const back = await store.read(handle);
+  const back = await storeStep(store, `read back the spill of ${stored}`, spill, () =>
+    store.read(handle),
+  );
   const readBack: Span[] = [];
   let offset = 0;
   for (const p of used) {
@@ -163,10 +169,37 @@ export async function storeVouched(
     if (at.length === p.bytes.length && Buffer.compare(at, p.bytes) === 0) readBack.push(p.span!);
     offset += p.bytes.length;
   }
-  const stored = vouchedRange(given.range, readBack);
-  if (stored.firstMissing === spill.range.start && given.range.end > given.range.start)
+  const vouched = vouchedRange(given.range, readBack);
+  if (vouched.firstMissing === spill.range.start && given.range.end > given.range.start)
     throw new Error(
       `session ${spill.sessionId}: the spill store did not give back ${spill.unit} position ${spill.range.start}, the first of ${asked}, as written: nothing is reported stored`,
     );
-  return { handle, range: stored.range };
+  return { handle, range: vouched.range };
+}
+
+/**
+ * One call of the store; a throw is a SpillStoreError naming the store, what it was asked and
+ * why: the one line that tells a broken store (a full disk, a directory not writable) apart
+ * from a transcript that lacks turns.
+ */
+async function storeStep<T>(
+  store: SpillStore,
+  what: string,
+  spill: VouchedSpill,
+  step: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await step();
+  } catch (e) {
+    throw new SpillStoreError(
+      `spill store ${spillStoreName(store)} could not ${what} of session ${spill.sessionId}: ${messageOf(e)}`,
+      { cause: e },
+    );
+  }
+}
+
+/** An error's message (a Node error made in another realm is no `instanceof Error`). */
+function messageOf(e: unknown): string {
+  const message = (e as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message !== '' ? message : String(e);
 }

@@ -1,7 +1,14 @@
 /** The topics of contract §6, created when absent; the changelog is compacted and partitioned like the input. */
 import { ConfigResourceTypes, type Admin } from './kafkajs';
 import { TOPIC_KEYS, type Config } from '../config/config';
+import type { Logger } from 'pino';
+import { OperationalError, causeMessages } from '../errors';
 import { retry } from '../retry';
+import {
+  createdVerdictTopicWarning,
+  missingClientTopics,
+  uncreatableTopicsMessage,
+} from './missingTopics';
 
 /** What created topics get, and what existing ones need for the guarantee. */
 export interface Replication {
@@ -214,9 +221,22 @@ export async function ensureTopics(admin: Admin, c: Config): Promise<EnsuredTopi
  * see on a cluster with ACLs (src/kafka/acls.ts): it sees neither the changelog nor the audit
  * topic, so creating "absent" topics would fail its connect.
  */
-export async function clientInputPartitions(admin: Admin, c: Config): Promise<number> {
+export async function clientInputPartitions(
+  admin: Admin,
+  c: Config,
+  log?: Pick<Logger, 'warn'>,
+): Promise<number> {
   const existing = new Set(await admin.listTopics());
-  if (existing.has(c.inputTopic) && existing.has(c.verdictTopic))
-    return partitionCount(admin, c.inputTopic);
-  return (await ensureTopics(admin, c)).inputPartitions;
+  const missing = missingClientTopics(c, existing);
+  if (missing.length === 0) return partitionCount(admin, c.inputTopic);
+  let ensured: EnsuredTopics;
+  try {
+    ensured = await ensureTopics(admin, c);
+  } catch (e) {
+    const message = uncreatableTopicsMessage(missing, causeMessages(e), c.partitions);
+    throw new OperationalError('TOPIC_MISSING', message, { cause: e });
+  }
+  if (existing.has(c.inputTopic))
+    log?.warn({ topic: c.verdictTopic }, createdVerdictTopicWarning(c));
+  return ensured.inputPartitions;
 }

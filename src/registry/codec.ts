@@ -23,6 +23,7 @@ import {
 } from '../schema/schemas';
 import { decodeError } from '../schema/errors';
 import { Lru } from './lru';
+import { RegistrySchemaRefusedError, schemaRefusal } from './schemaRefusal';
 import {
   authFailure,
   type BasicAuth,
@@ -129,7 +130,7 @@ export class RegistryCodec {
         await this.rest.registerUnion(eventSubject, rawSchemas.contextChangeEvent),
       );
     } catch (e) {
-      if (e instanceof RegistryAuthError) throw e;
+      if (e instanceof RegistryAuthError || e instanceof RegistrySchemaRefusedError) throw e;
       throw new RegistryUnavailableError(`registering ${eventSubject}: ${(e as Error).message}`);
     }
     const subjects: [string, string][] = [
@@ -151,7 +152,10 @@ export class RegistryCodec {
         const status = (e as { status?: number }).status;
         if (status === 401 || status === 403)
           throw authFailure(status, `registering ${subject}`, this.auth);
-        throw new RegistryUnavailableError(`registering ${subject}: ${(e as Error).message}`);
+        throw (
+          schemaRefusal(this.rest.url, subject, status, (e as Error).message) ??
+          new RegistryUnavailableError(`registering ${subject}: ${(e as Error).message}`)
+        );
       }
     }
   }

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { errorClass } from '../errors';
+import { schemaRefusal } from './schemaRefusal';
 
 /** One registry call failed (timeout, 5xx, connection): retriable. */
 export class RegistryUnavailableError extends errorClass('REGISTRY_UNAVAILABLE') {}
@@ -203,6 +204,13 @@ export class RegistryRest {
     } catch {
       // not JSON: reported below with the status
     }
+    const refused = schemaRefusal(
+      this.url,
+      subject,
+      res.status,
+      body.message ?? res.text.slice(0, 300),
+    );
+    if (refused !== null) throw refused;
     if (res.status < 200 || res.status >= 300 || typeof body.id !== 'number')
       throw new Error(`POST versions: HTTP ${res.status} ${body.message ?? ''}`);
     return body.id;

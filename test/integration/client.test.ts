@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import {
   FileSpillStore,
   GuardClosedError,
+  SpillNotTrustedError,
   SpillWorker,
   GuardTimeoutError,
   GuardUsageError,
@@ -346,7 +347,7 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
     }
   });
 
-  it('under the ring, a spill sent unsigned (a client with no key), in band or out of band over [0, 2^52 − 1), heals nothing: UNAUTHORIZED_EVENT (no signature) and the request stays refused', async () => {
+  it('under the ring, a spill sent unsigned (a client with no key), in band or out of band over [0, 2^52 − 1), heals nothing: UNAUTHORIZED_EVENT (no signature), the spill loop fails naming CG_SIGNING_KEY_FILE, and the request stays refused', async () => {
     const unsigned = await clientFor(s.config, { signingKey: null });
     const dir = mkdtempSync(path.join(tmpdir(), 'cg-unsigned-'));
     try {
@@ -355,11 +356,19 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
       for (let t = 0; t < 52; t++)
         await session.appendTurn({ role: 'USER', tokens: 10, pins: t === 1 ? ['CONSTRAINT'] : [] });
       await session.truncated({ unit: 'TURNS', range: { start: 0, end: 8 } });
-      const verdict = await session.requestCompaction(
-        { requestId: 'c', summaryInput: { start: 8, end: 40 }, tailStart: 40 },
-        { spill: { store: new FileSpillStore(dir), transcript: () => 'all of it', maxSpills: 1 } },
-      );
-      expect(verdict).toMatchObject({ decision: 'REFUSE', action: 'SPILL' });
+      // The retry after the unsigned spill is still REFUSE/SPILL: the loop fails at once, naming
+      // the fix (src/client/spillAnswerCheck.ts), instead of returning that refusal.
+      const seen: string[] = [];
+      await expect(
+        session.requestCompaction(
+          { requestId: 'c', summaryInput: { start: 8, end: 40 }, tailStart: 40 },
+          {
+            spill: { store: new FileSpillStore(dir), transcript: () => 'all of it', maxSpills: 1 },
+            onVerdict: (v) => seen.push(`${v.decision}/${v.action}`),
+          },
+        ),
+      ).rejects.toThrow(SpillNotTrustedError);
+      expect(seen).toEqual(['REFUSE/SPILL', 'REFUSE/SPILL']);
       const view = await viewUntil(s, session.sessionId, (v) =>
         (v.lastViolations as { code: string }[]).some((a) => a.code === 'UNAUTHORIZED_EVENT'),
       );

@@ -13,6 +13,7 @@ import type { GuardClient } from '../../src/client/client';
 import { GuardedSession } from '../../src/client/session/guardedSession';
 import type { SessionPort } from '../../src/client/session/port';
 import { FileSpillStore, type SpillStore } from '../../src/client/spill';
+import { sessionOnFakeHost } from '../support/fakeSessionHost';
 import { SpillWorker, type SpillSource } from '../../src/client/spillWorker';
 import {
   storeVouched,
@@ -347,24 +348,14 @@ describe("the client's spill loop reports only what it stored", () => {
 
   /** A session whose port acknowledges every send and answers the request REFUSE/SPILL, then APPROVE. */
   function sessionWithFakeHost(): { session: GuardedSession; sent: ContextEvent[] } {
-    const sent: ContextEvent[] = [];
     let asked = 0;
-    const host: SessionPort = {
-      send: (e: ContextEvent) => {
-        sent.push(e);
-        return Promise.resolve();
-      },
-      signedInBand: (e: ContextEvent) => e,
-      verdictTimeoutMs: 5_000,
-      expectVerdict: () =>
-        Promise.resolve(
-          (asked++ === 0
-            ? { decision: 'REFUSE', action: 'SPILL', spillRequestId: 'sp-1' }
-            : { decision: 'APPROVE', action: 'NONE', spillRequestId: null }) as unknown as Verdict,
-        ),
-      forgetVerdict: () => undefined,
-    };
-    return { session: new GuardedSession(host, 'loop', null), sent };
+    return sessionOnFakeHost(
+      'loop',
+      () =>
+        (asked++ === 0
+          ? { decision: 'REFUSE', action: 'SPILL', spillRequestId: 'sp-1' }
+          : { decision: 'APPROVE', action: 'NONE', spillRequestId: null }) as unknown as Verdict,
+    );
   }
 
   async function fiveTurns(session: GuardedSession): Promise<void> {

@@ -8,10 +8,18 @@ import { randomUUID } from 'node:crypto';
 import type { ContextEvent, Policy, Span, TruncationReason, Unit } from '../../engine/events';
 import type { Verdict } from '../../engine/outputs';
 import { sleep } from '../../time';
+import { GuardUsageError, SpillNotTrustedError, SpillStoreError } from '../errors';
 import type { SpillStore } from '../spill';
 import { failureText, transcriptPieces } from '../transcript';
 import { requireDecodable } from '../validate';
 import { storeVouched } from '../vouch';
+import {
+  type SpillAnswer,
+  ignoredSpillAnswerMessage,
+  spillAnswerIgnored,
+  spillAnswerOf,
+  verdictHoles,
+} from '../spillAnswerCheck';
 import { type SessionCommand, SessionLedger } from './ledger';
 import type { SessionPort } from './port';
 import { SessionOutbox } from './outbox';
@@ -121,8 +129,16 @@ export class GuardedSession {
     const spill = options.spill;
     const maxSpills = spill?.maxSpills ?? MAX_SPILLS;
     for (let n = 0; spill && n < maxSpills && isSpillAsk(verdict); n++) {
-      await this.spillAndAnswer(verdict.spillRequestId!, spill.store, spill.transcript);
+      const answer = await this.spillAndAnswer(
+        verdict.spillRequestId!,
+        spill.store,
+        spill.transcript,
+      );
       verdict = await ask();
+      if (isSpillAsk(verdict) && spillAnswerIgnored(answer, verdictHoles(verdict)))
+        throw new SpillNotTrustedError(
+          ignoredSpillAnswerMessage(this.sessionId, requestId, answer),
+        );
     }
     if (options.awaitSpill && isSpillAsk(verdict)) {
       const pollMs = options.awaitSpill.pollMs ?? DEFAULT_SPILL_POLL_MS;
@@ -214,11 +230,15 @@ export class GuardedSession {
     return event;
   }
 
+  /**
+   * Spills and answers; resolves with the answer as sent. A store that cannot write answers
+   * SpillFailed, then throws its SpillStoreError: the cause is the caller's to see, not the HALT.
+   */
   private async spillAndAnswer(
     spillRequestId: string,
     store: SpillStore,
     transcript: TranscriptReader,
-  ): Promise<void> {
+  ): Promise<SpillAnswer> {
     // The guard asks for [0, H') in the floor unit (contract §5): the whole transcript so far.
     // Reported is only what was stored and read back of it (contract §4b: storeVouched, as the
     // SpillWorker): the turns the reader gave, from the first on, without a hole
@@ -234,10 +254,16 @@ export class GuardedSession {
         transcriptPieces(content, turns, (turn) => this.ledger.position(turn)),
       );
     } catch (e) {
-      await this.spillFailed({ spillRequestId, error: failureText(e) });
-      return;
+      const failed = await this.send({
+        type: 'spillFailed',
+        spillRequestId,
+        error: failureText(e),
+      });
+      if (e instanceof SpillStoreError) throw e;
+      return spillAnswerOf(failed)!;
     }
-    await this.spillCompleted({ spillRequestId, handle: stored.handle, unit, range: stored.range });
+    const completed = { spillRequestId, handle: stored.handle, unit, range: stored.range };
+    return spillAnswerOf(await this.send({ ...completed, type: 'spillCompleted' }))!;
   }
 }
 

@@ -23,6 +23,7 @@ import {
   pinPartitions,
   type Producer,
   sendPartitionByPartition,
+  type Transaction,
 } from './kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
@@ -96,6 +97,22 @@ function duringTransaction(e: unknown): ProducerFencedError | TransactionOutcome
   return type !== null ? new ProducerFencedError(type, e) : new TransactionOutcomeUnknownError(e);
 }
 
+/**
+ * What a partition's task uses of its transactional producer (kafkajs' Producer is one; the
+ * unit tests of src/kafka/partition.ts give a fake): connect, disconnect, and transactions that
+ * send records and the consumer offset, then commit or abort.
+ */
+export interface TransactionalProducer {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  transaction(): Promise<ProducerTransaction>;
+}
+
+export type ProducerTransaction = Pick<
+  Transaction,
+  'send' | 'sendBatch' | 'sendOffsets' | 'commit' | 'abort'
+>;
+
 export function transactionalId(c: Config, partition: number): string {
   return `${c.groupId}-${c.inputTopic}-${partition}`;
 }
@@ -162,7 +179,7 @@ export interface CommitTimes {
  * aborted first, and `onAborted` called; RecordTooLargeError only once the abort succeeded).
  */
 export async function commitBatch(
-  producer: Producer,
+  producer: TransactionalProducer,
   c: BatchCommit,
   onAborted?: () => void,
 ): Promise<CommitTimes> {

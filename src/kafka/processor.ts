@@ -114,8 +114,10 @@ export class Processor implements SessionDirectory {
   /**
    * A start-up step, again while the cluster is failing over: the preflight found a broker, but
    * another may be down with the metadata still naming it (a leader, the group coordinator), and
-   * kafkajs' own few retries end within a second. Seen in the cluster suite: an instance
-   * started while the group coordinator was down exited. Settings errors fail at once.
+   * kafkajs' own few retries end within a second, so an instance started while the group
+   * coordinator is down would exit (the case of test/integration/cluster/cluster-faults.test.ts,
+   * "kill -9 of the group coordinator while two instances join and leave"). Settings errors fail
+   * at once.
    */
   private duringStartup(step: string, attempt: () => Promise<void>): Promise<void> {
     const { log } = this.deps;
@@ -178,9 +180,10 @@ export class Processor implements SessionDirectory {
       this.observer.readiness?.(false);
       // kafkajs restarts the consumer from the committed offsets, while a batch of the crashed
       // run may still be committing its transaction: the restarted run would then read that
-      // batch again on top of the state it left (seen on a 3-node cluster when the transaction
-      // coordinator was killed: a verdict twice). Every partition is resynchronised instead:
-      // a new producer fences the old run's transaction, state and position come from Kafka.
+      // batch again on top of the state it left, and publish its verdicts twice (the case of
+      // test/integration/cluster/cluster-faults.test.ts, "kill -9 of the transaction coordinator
+      // in the middle of transactions"). Every partition is resynchronised instead: a new
+      // producer fences the old run's transaction, state and position come from Kafka.
       if (this.stopping) return;
       for (const t of this.tasks.values()) if (t.running) t.resync(e.payload.error);
     });

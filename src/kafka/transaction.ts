@@ -197,8 +197,9 @@ export async function commitBatch(
     // (MESSAGE_TOO_LARGE on every retry: the partition would be stuck for good).
     // Pinned, so that a produce request's results can be checked partition by partition:
     // kafkajs 2.2.4's retry of a partly failed sendBatch skips the brokers that already
-    // answered (tulios/kafkajs#1303), and after a leader move outputs went unwritten (or were
-    // written twice) while offsets and changelog committed. Such a send aborts the transaction.
+    // answered (tulios/kafkajs#1303), so after a leader move outputs can be unwritten (or
+    // written twice) while offsets and changelog commit; such a send aborts the transaction
+    // (test/unit/partition-per-request.test.ts).
     // One topic-partition per sendBatch (sendPartitionByPartition, src/kafka/kafkajs): a kafkajs
     // retry of a request to several leaders can write one leader's messages twice, unseen by
     // the check of its results.
@@ -236,10 +237,12 @@ function requestBudget(limitOf?: (topic: string) => number): (topic: string) => 
  * A batch's commit that has not ended within `ms` (beyond the transaction timeout, so the
  * coordinator has aborted it unless it committed) is given up on: the caller resynchronises
  * the partition with a new producer (fencing this one), as for any unknown outcome. A kafkajs
- * request can stay unanswered for minutes: in the cluster suite's rolling restart one send
- * hung 4.5 min after a broker came back, and its partition with it. The abandoned commit may
- * still end; nothing waits for it and its result is dropped (the new producer's epoch fences
- * whatever it still sends).
+ * request can stay unanswered for minutes after a broker comes back, and without a bound its
+ * partition would stop with it (the case of test/integration/cluster/cluster-faults.test.ts,
+ * "rolling restart of the three brokers under load"; the bound itself is held by
+ * test/unit/transaction-errors.test.ts, "gives up on a commit that never ends"). The abandoned
+ * commit may still end; nothing waits for it and its result is dropped (the new producer's
+ * epoch fences whatever it still sends).
  */
 export function commitWithin<T>(commit: Promise<T>, ms: number): Promise<T> {
   return withTimeout(

@@ -239,6 +239,19 @@ const protocolError = (type: string, code: number, retriable: boolean) =>
 
 const EVENTS = seedIncidentExample();
 
+/**
+ * The batch's one transaction was aborted, and the task resynchronised once: running again,
+ * with a second producer in place of the first.
+ */
+async function abortedThenResynced(task: PartitionTask, cluster: FakeCluster, seen: Seen) {
+  expect(cluster.aborted).toBe(1);
+  expect(seen.transactions).toEqual(['aborted']);
+  expect(seen.resyncs).toBe(1);
+  await task.whenSettled();
+  expect(task.phase).toBe('running');
+  expect(cluster.producers).toHaveLength(2);
+}
+
 describe('a partition task', () => {
   it('commits a batch’s outputs, changelog records and consumer offset in one transaction', async () => {
     const { task, cluster, seen } = await runningTask();
@@ -301,13 +314,8 @@ describe('a partition task', () => {
       kind: 'resyncing',
       cause: { code: 'TRANSACTION_OUTCOME_UNKNOWN' },
     });
-    expect(cluster.aborted).toBe(1);
-    expect(seen.transactions).toEqual(['aborted']);
-    expect(seen.resyncs).toBe(1);
-    await task.whenSettled();
-    expect(task.phase).toBe('running');
-    // The old producer is replaced; nothing was ever committed, so the input starts over.
-    expect(cluster.producers).toHaveLength(2);
+    await abortedThenResynced(task, cluster, seen);
+    // Nothing was ever committed, so the input starts over.
     expect(seen.seeks).toEqual(['0']);
     expect(cluster.batches()).toEqual([]);
 
@@ -331,12 +339,7 @@ describe('a partition task', () => {
     expect(cluster.batches()).toEqual([]);
     expect(verdicts(cluster)).toEqual([]);
     expect(task.sessions.size).toBe(0);
-    expect(cluster.aborted).toBe(1);
-    expect(seen.transactions).toEqual(['aborted']);
-    expect(seen.resyncs).toBe(1);
-    await task.whenSettled();
-    expect(task.phase).toBe('running');
-    expect(cluster.producers).toHaveLength(2);
+    await abortedThenResynced(task, cluster, seen);
   });
 
   it('restores the committed state and input position in a resync after an aborted transaction', async () => {

@@ -12,8 +12,9 @@
  * - closed: nothing is open; a failed `connect()` ends here too, having closed what it opened,
  *   and so does `close()` before `connect()`.
  *
- * Any other move is a bug and throws.
+ * Any other move is a bug and throws an IllegalTransitionError (src/lifecycle.ts).
  */
+import { IllegalTransitionError, Lifecycle, type TransitionTable } from '../lifecycle';
 import { GuardClosedError, GuardNotConnectedError, GuardUsageError } from './errors';
 
 export const CLIENT_STATES = ['new', 'connecting', 'open', 'closing', 'closed'] as const;
@@ -21,7 +22,7 @@ export const CLIENT_STATES = ['new', 'connecting', 'open', 'closing', 'closed'] 
 export type ClientState = (typeof CLIENT_STATES)[number];
 
 /** The allowed moves: from a state (key) to any of its list. */
-export const CLIENT_TRANSITIONS: Readonly<Record<ClientState, readonly ClientState[]>> = {
+export const CLIENT_TRANSITIONS: TransitionTable<ClientState> = {
   new: ['connecting', 'closed'],
   connecting: ['open', 'closed'],
   open: ['closing'],
@@ -29,40 +30,37 @@ export const CLIENT_TRANSITIONS: Readonly<Record<ClientState, readonly ClientSta
   closed: [],
 };
 
-export class ClientLifecycle {
-  private current: ClientState = 'new';
-
-  get state(): ClientState {
-    return this.current;
-  }
-
-  to(next: ClientState): void {
-    if (!CLIENT_TRANSITIONS[this.current].includes(next))
-      throw new Error(`GuardClient: illegal lifecycle transition ${this.current} -> ${next}`);
-    this.current = next;
+export class ClientLifecycle extends Lifecycle<ClientState> {
+  constructor() {
+    super(
+      CLIENT_TRANSITIONS,
+      'new',
+      (from, to) =>
+        new IllegalTransitionError('ILLEGAL_CLIENT_TRANSITION', 'GuardClient', from, to),
+    );
   }
 
   /** `what` needs an open client: before, a GuardNotConnectedError; after, a GuardClosedError. */
   requireOpen(what: string): void {
-    switch (this.current) {
+    switch (this.state) {
       case 'open':
         return;
       case 'new':
       case 'connecting':
         throw new GuardNotConnectedError(
-          `GuardClient.${what}: the client is not connected (${this.current}): call connect() first and wait for it`,
+          `GuardClient.${what}: the client is not connected (${this.state}): call connect() first and wait for it`,
         );
       case 'closing':
       case 'closed':
-        throw new GuardClosedError(`GuardClient.${what}: the client is ${this.current}`);
+        throw new GuardClosedError(`GuardClient.${what}: the client is ${this.state}`);
     }
   }
 
   /** `connect()` is taken once, on a new client. */
   requireNew(): void {
-    if (this.current === 'new') return;
-    if (this.current === 'closing' || this.current === 'closed')
-      throw new GuardClosedError(`GuardClient.connect: the client is ${this.current}`);
-    throw new GuardUsageError('connect', `the client is ${this.current} already`);
+    if (this.state === 'new') return;
+    if (this.state === 'closing' || this.state === 'closed')
+      throw new GuardClosedError(`GuardClient.connect: the client is ${this.state}`);
+    throw new GuardUsageError('connect', `the client is ${this.state} already`);
   }
 }

@@ -1,11 +1,14 @@
 /**
  * One input partition owned by this instance, as a task: its lifecycle (partitionLifecycle.ts),
- * its sessions' committed state and refused-at-capacity filter, its transactional producer, and
- * the exactly-once step per fetched batch: decode and plan record by record (batch/), then
- * one transaction (transaction.ts) with the outputs, changelog records and consumer offset; the
- * in-memory state changes only after that transaction commits.
+ * its sessions' committed state and refused-at-capacity filter, its transactional producer (made
+ * by the host's factory), and the exactly-once step per fetched batch: decode and plan record by
+ * record (batch/), then one transaction (transaction.ts) with the outputs, changelog
+ * records and consumer offset; the in-memory state changes only after that transaction commits.
+ * The task says what became of a batch (`BatchOutcome`) and handles a failure itself: it reads
+ * the batch again, or resynchronises from the changelog (groupRestore.ts restores through its
+ * public restore interface). Unit-tested with a fake producer: test/unit/partition-task.test.ts.
  */
-import type { Batch, Kafka, Producer } from './kafkajs';
+import type { Batch } from './kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import type { EngineOptions } from '../engine/evolve';
@@ -21,18 +24,25 @@ import type { RecordLimits } from './recordLimits';
 import type { RawRecord } from './records';
 import { RefusedFilter } from './capacity/refusedFilter';
 import { PartitionLifecycle, type PartitionState } from './partitionLifecycle';
-import type { ProcessorObserver } from './processorObserver';
 import { SessionStates, type ExpiryLimits } from './sessionStates';
-import { restorePartitions, writeBarrier, type RestoreTarget } from './restore';
-import { retryUntilDone } from '../retry';
-import { withTimeout } from '../time';
+import { writeBarrier, type RestoreTarget } from './restore';
 import {
+  RESTORE_RETRY_MS,
+  restoreOnce,
+  type RestoreHost,
+  type RestoringTask,
+} from './groupRestore';
+import { retryUntilDone } from '../retry';
+import { sleep, withTimeout } from '../time';
+import {
+  BeforeTransactionError,
+  ProducerFencedError,
   RecordTooLargeError,
   commitBatch,
   commitDeadlineMs,
   commitWithin,
-  newTransactionalProducer,
   type CommitTimes,
+  type TransactionalProducer,
 } from './transaction';
 
 /**
@@ -49,18 +59,35 @@ const CLASSIFY_PER_SWEEP = 1_000;
  */
 const FREED_PER_SWEEP = 10_000;
 
-/** Pause before a failed restore or resynchronisation of a partition is tried again. */
-const RESYNC_RETRY_MS = 1_000;
-const RESTORE_TIMEOUT_MS = 120_000;
+/** Pause before a batch that failed before its transaction began is read again. */
+const READ_AGAIN_MS = 1_000;
+
+/**
+ * What became of a fetched batch, as `process` reports it; every failure is already being
+ * handled by the task when it returns:
+ * - committed: its unprocessed records, in one or more transactions; `lastOffset` is the last
+ *   record processed, null when there was none (a late redelivery of committed records, or a
+ *   stop before the first transaction): the consumer's position must not move back to it;
+ * - retrying: it failed before its transaction began (nothing sent, state unchanged): after the
+ *   task's pause the consumer was moved back to the batch's start, to read it again exactly;
+ * - fenced: the broker fenced the task's producer (a newer one has its transactionalId): nothing
+ *   of the transaction is visible; the task resynchronises with a new producer;
+ * - resyncing: its transaction failed after it began, so whether it committed is unknown: the
+ *   task resynchronises its state and input position from the changelog (Kafka is the truth).
+ * Earlier transactions of the batch stay committed in every case.
+ */
+export type BatchOutcome =
+  | { readonly kind: 'committed'; readonly lastOffset: string | null }
+  | { readonly kind: 'retrying'; readonly cause: BeforeTransactionError }
+  | { readonly kind: 'fenced'; readonly cause: ProducerFencedError }
+  | { readonly kind: 'resyncing'; readonly cause: unknown };
 
 /** What a task needs of the instance that runs it. */
-export interface TaskHost {
-  readonly kafka: Kafka;
+export interface TaskHost extends RestoreHost {
   readonly config: Config;
   readonly codec: RegistryCodec;
-  readonly log: Logger;
-  readonly observer: ProcessorObserver;
-  readonly clock: () => number;
+  /** A new transactional producer for `partition` (newTransactionalProducer; a fake in tests). */
+  newProducer(partition: number): TransactionalProducer;
   /** The engine's options for the next batch (the trusted key ring may be reloaded between batches). */
   engine(): EngineOptions;
   /** The record limits of the topics it writes (shared by the instance's partitions). */
@@ -69,23 +96,19 @@ export interface TaskHost {
   readonly partitionCounts: ReadonlyMap<string, number>;
   /** The instance's session cap; null: none. */
   readonly capacity: SessionCapacity | null;
-  /** The instance is stopping: a restore or resync in flight ends quietly. */
-  stopping(): boolean;
   /** Moves the consumer's position on this input partition. */
   seekInput(partition: number, offset: string): void;
   /** The group's committed offset (for a changelog without position records). */
   committedOffset(partition: number): Promise<string>;
-  /** A task became running (or stopped being): the instance's readiness may have changed. */
-  readinessChanged(): void;
 }
 
-export class PartitionTask {
+export class PartitionTask implements RestoringTask {
   /** Committed state of this partition's sessions (restored ones kept as bytes until touched). */
   readonly sessions = new SessionStates();
   /** The sessions this partition refused at capacity (restored with the states). */
   readonly refused = new RefusedFilter();
   private readonly lifecycle: PartitionLifecycle;
-  private producer: Producer;
+  private producer: TransactionalProducer;
   /** Settles (never rejects) when the current restore or resync ends: batches wait for it. */
   private settled: Promise<void> = Promise.resolve();
   /**
@@ -111,7 +134,7 @@ export class PartitionTask {
     this.lifecycle = new PartitionLifecycle(partition, (from, to) =>
       host.log.debug({ partition, from, to }, 'partition lifecycle'),
     );
-    this.producer = newTransactionalProducer(host.kafka, host.config, partition, host.log);
+    this.producer = host.newProducer(partition);
   }
 
   get phase(): PartitionState {
@@ -128,31 +151,20 @@ export class PartitionTask {
     return this.lifecycle.ended;
   }
 
+  /** Sessions held in memory. */
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
   /** Settles when the current restore or resync ends (at once when there is none). */
   whenSettled(): Promise<void> {
     return this.settled;
   }
 
-  /**
-   * New tasks (assigned → restoring → running), restored together: new producers first (fencing
-   * zombies), then barriers, then one read of the changelog for all of them.
-   */
-  static restore(tasks: readonly PartitionTask[], host: TaskHost): void {
-    if (tasks.length === 0) return;
-    for (const t of tasks) t.lifecycle.to('restoring');
-    const gone = () => host.stopping() || tasks.every((t) => t.ended);
-    // The restore's time, as reported, includes its failed attempts.
-    const started = host.clock();
-    const done = retryUntilDone(
-      async (attempt) => {
-        if (attempt > 1) for (const t of tasks) await t.replaceProducer();
-        await PartitionTask.restoreOnce(tasks, host, started);
-      },
-      gone,
-      (e) => host.log.warn({ err: e }, 'state restore failed; retrying'),
-      RESYNC_RETRY_MS,
-    ).catch((e: unknown) => host.log.warn({ err: e }, 'state restore failed'));
-    for (const t of tasks) t.settled = done;
+  /** assigned → restoring, by restoreGroup (groupRestore.ts); batches wait for `settled`. */
+  beginRestore(settled: Promise<void>): void {
+    this.lifecycle.to('restoring');
+    this.settled = settled;
   }
 
   /**
@@ -160,8 +172,9 @@ export class PartitionTask {
    * producer was fenced, or the consumer crashed. A new producer, then state and input position
    * from the changelog (Kafka is the truth), until it succeeds or the partition is gone: a
    * failed resync would leave the partition unrestored for good, and its batch waiting for it
-   * would hold the consumer's next fetch for every partition (seen on a 3-node cluster when the
-   * committed offset could not be read while a partition leader was being elected).
+   * would hold the consumer's next fetch for every partition (a committed offset that cannot be
+   * read while a partition leader is elected is one such failure: test/unit/resync-retry.test.ts
+   * holds the retry; test/unit/partition-task.test.ts the resync after a failed transaction).
    */
   resync(cause: unknown): void {
     // One at a time per partition: two would keep fencing each other's new producer.
@@ -174,8 +187,8 @@ export class PartitionTask {
     const gone = () => this.host.stopping() || this.ended;
     this.settled = retryUntilDone(
       async () => {
-        await this.replaceProducer();
-        await PartitionTask.restoreOnce([this], this.host);
+        await this.renewProducer();
+        await restoreOnce([this], this.host);
         if (gone()) return;
         // The restored position (no batch commits while resyncing), else the group's offset.
         const offset =
@@ -191,7 +204,7 @@ export class PartitionTask {
       gone,
       (e) =>
         this.log.warn({ err: e, partition: this.partition }, 'resynchronisation failed; retrying'),
-      RESYNC_RETRY_MS,
+      this.host.retryPauseMs ?? RESTORE_RETRY_MS,
     ).catch((e: unknown) =>
       this.log.warn({ err: e, partition: this.partition }, 'resynchronisation failed'),
     );
@@ -218,62 +231,33 @@ export class PartitionTask {
       );
   }
 
-  private async replaceProducer(): Promise<void> {
+  /** A new producer in place of the current one, connected (fencing the old one's transactions). */
+  async renewProducer(): Promise<void> {
     // Bounded: a producer whose request hangs (commitWithin) must not hold its replacement.
     await withTimeout(this.disconnect(), 5_000, () => 'still disconnecting after 5 s', {
       unref: true,
     }).catch((why: unknown) =>
       this.log.debug({ partition: this.partition, why }, 'old producer left to disconnect'),
     );
-    this.producer = newTransactionalProducer(
-      this.host.kafka,
-      this.config,
-      this.partition,
-      this.log,
-    );
+    this.producer = this.host.newProducer(this.partition);
     await this.producer.connect();
   }
 
-  /** One attempt: barriers, one changelog read; restoring tasks become running. */
-  private static async restoreOnce(
-    tasks: readonly PartitionTask[],
-    host: TaskHost,
-    started: number = host.clock(),
-  ) {
-    const { config: c, clock } = host;
-    const targets: RestoreTarget[] = [];
-    for (const t of tasks) {
-      await t.producer.connect();
-      t.sessions.clear();
-      t.refused.clear();
-      targets.push({
-        partition: t.partition,
-        nonce: await writeBarrier(t.producer, c.changelogTopic, t.partition),
-        states: t.sessions,
-        refused: t.refused,
-      });
-    }
-    await restorePartitions(
-      host.kafka,
-      c.changelogTopic,
-      c.inputTopic,
-      c.groupId,
-      targets,
-      RESTORE_TIMEOUT_MS,
-      clock,
-    );
-    for (const [i, t] of tasks.entries()) t.restored(targets[i]!.position ?? null);
-    host.observer.restored?.((clock() - started) / 1000);
-    host.readinessChanged();
-    const sessions = tasks.reduce((n, t) => n + t.sessions.size, 0);
-    host.log.info(
-      { partitions: tasks.map((t) => t.partition), sessions, ms: clock() - started },
-      'state restored',
-    );
+  /** For a restore attempt: producer connected, state cleared, barrier written. */
+  async prepareRestore(): Promise<RestoreTarget> {
+    await this.producer.connect();
+    this.sessions.clear();
+    this.refused.clear();
+    return {
+      partition: this.partition,
+      nonce: await writeBarrier(this.producer, this.config.changelogTopic, this.partition),
+      states: this.sessions,
+      refused: this.refused,
+    };
   }
 
   /** Restoring tasks become running; a resyncing one stays so until it has its position back. */
-  private restored(position: string | null): void {
+  restored(position: string | null): void {
     this.position = position === null ? null : BigInt(position);
     if (this.lifecycle.state !== 'restoring') return;
     // Where the restored state is (changelogKeys.ts): kafkajs began at the group's committed
@@ -287,19 +271,62 @@ export class PartitionTask {
    * transaction budget needs (CG_TRANSACTION_BUDGET_MS / _BYTES; docs/decisions.md 162): each
    * commits its records' outputs, changelog records and the consumer offset after the last of
    * them, and `between` is called with that offset's record before the next (the caller
-   * heartbeats there, and says whether to go on). Returns the offset of the last record
-   * processed, or null when the batch had none unprocessed (a late redelivery: nothing is done,
-   * and the caller must not move the consumer's position back to it) or stopped before its
-   * first transaction. Throws when a transaction could not commit (the errors of
-   * transaction.ts): nothing of that transaction is then visible, the committed state is intact
-   * (earlier transactions of the batch stay committed). A record the broker refuses as too large
-   * is not one of them: the topic's limit is lowered and the records planned again, so that the
-   * record behind it is dead-lettered (recordLimits.ts).
+   * heartbeats there, and says whether to go on). Says what became of it (`BatchOutcome`).
+   * A transaction that could not commit (the errors of transaction.ts) leaves nothing of it
+   * visible and the committed state intact, and the task reads the batch again or resynchronises
+   * (`failed`). A record the broker refuses as too large is not such a failure: the topic's
+   * limit is lowered and the records planned again, so that the record behind it is
+   * dead-lettered (recordLimits.ts).
    */
   async process(
     batch: Batch,
     consumerGroupId: string,
     between: (lastOffset: string) => Promise<boolean> = async () => true,
+  ): Promise<BatchOutcome> {
+    try {
+      const lastOffset = await this.processRecords(batch, consumerGroupId, between);
+      return { kind: 'committed', lastOffset };
+    } catch (e) {
+      return this.failed(batch, e);
+    }
+  }
+
+  /**
+   * A batch's transaction did not commit. Before it began (nothing sent, so the state is
+   * unchanged), reading the batch again is exact: after a pause (the registry or the
+   * coordinator may be back) the consumer goes back to the batch's start. Once it began, its
+   * outcome may be unknown, or the producer was fenced: either way Kafka is the truth, and the
+   * partition is resynchronised from it (docs/guarantees.md, "fenced"). A task revoked or
+   * closed in the meantime touches nothing.
+   */
+  private async failed(batch: Batch, e: unknown): Promise<BatchOutcome> {
+    if (e instanceof BeforeTransactionError) {
+      this.log.warn(
+        { err: e.cause, partition: this.partition },
+        'batch could not be decoded yet; retrying',
+      );
+      if (!this.ended) this.host.seekInput(this.partition, batch.firstOffset()!);
+      await sleep(this.host.retryPauseMs ?? READ_AGAIN_MS);
+      return { kind: 'retrying', cause: e };
+    }
+    const fenced = e instanceof ProducerFencedError;
+    this.log.warn(
+      { err: e, partition: this.partition, fatal: fenced },
+      'batch not committed; resynchronising the partition',
+    );
+    if (!this.ended) this.resync(e);
+    return fenced ? { kind: 'fenced', cause: e } : { kind: 'resyncing', cause: e };
+  }
+
+  /**
+   * The batch's unprocessed records, in transactions: the offset of the last record processed,
+   * or null when the batch had none unprocessed or it stopped before its first transaction.
+   * Throws when a transaction could not commit.
+   */
+  private async processRecords(
+    batch: Batch,
+    consumerGroupId: string,
+    between: (lastOffset: string) => Promise<boolean>,
   ): Promise<string | null> {
     let messages = unprocessedRecords(batch.messages, this.position);
     if (messages.length === 0) {

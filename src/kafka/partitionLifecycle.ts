@@ -16,8 +16,9 @@
  * - revoked: the group took the partition away (a rebalance).
  * - closed: the processor stopped.
  *
- * Any other move is a bug and throws `IllegalTransitionError`.
+ * Any other move is a bug and throws `IllegalPartitionTransitionError` (src/lifecycle.ts).
  */
+import { IllegalTransitionError, Lifecycle, allows, type TransitionTable } from '../lifecycle';
 
 export const PARTITION_STATES = [
   'assigned',
@@ -31,7 +32,7 @@ export const PARTITION_STATES = [
 export type PartitionState = (typeof PARTITION_STATES)[number];
 
 /** The allowed moves: from a state (key) to any of its list. */
-export const PARTITION_TRANSITIONS: Readonly<Record<PartitionState, readonly PartitionState[]>> = {
+export const PARTITION_TRANSITIONS: TransitionTable<PartitionState> = {
   assigned: ['restoring', 'revoked', 'closed'],
   restoring: ['running', 'revoked', 'closed'],
   running: ['resyncing', 'revoked', 'closed'],
@@ -41,46 +42,37 @@ export const PARTITION_TRANSITIONS: Readonly<Record<PartitionState, readonly Par
 };
 
 export function canTransition(from: PartitionState, to: PartitionState): boolean {
-  return PARTITION_TRANSITIONS[from].includes(to);
+  return allows(PARTITION_TRANSITIONS, from, to);
 }
 
 /** A move the table does not allow: the processor's own bookkeeping is wrong. */
-export class IllegalTransitionError extends Error {
-  readonly code = 'ILLEGAL_PARTITION_TRANSITION';
-
+export class IllegalPartitionTransitionError extends IllegalTransitionError<PartitionState> {
   constructor(
     readonly partition: number,
-    readonly from: PartitionState,
-    readonly to: PartitionState,
+    from: PartitionState,
+    to: PartitionState,
   ) {
-    super(`partition ${partition}: illegal lifecycle transition ${from} -> ${to}`);
-    this.name = 'IllegalTransitionError';
+    super('ILLEGAL_PARTITION_TRANSITION', `partition ${partition}`, from, to);
   }
 }
 
 /** One partition's current state; every change goes through `to`, which checks the table. */
-export class PartitionLifecycle {
-  private current: PartitionState = 'assigned';
-
+export class PartitionLifecycle extends Lifecycle<PartitionState> {
   constructor(
     readonly partition: number,
     /** Told of every transition (logging, tests). */
-    private readonly onTransition?: (from: PartitionState, to: PartitionState) => void,
-  ) {}
-
-  get state(): PartitionState {
-    return this.current;
+    onTransition?: (from: PartitionState, to: PartitionState) => void,
+  ) {
+    super(
+      PARTITION_TRANSITIONS,
+      'assigned',
+      (from, to) => new IllegalPartitionTransitionError(partition, from, to),
+      onTransition,
+    );
   }
 
   /** Revoked or closed: nothing may touch the partition's consumer position any more. */
   get ended(): boolean {
-    return this.current === 'revoked' || this.current === 'closed';
-  }
-
-  to(next: PartitionState): void {
-    const from = this.current;
-    if (!canTransition(from, next)) throw new IllegalTransitionError(this.partition, from, next);
-    this.current = next;
-    this.onTransition?.(from, next);
+    return this.terminal;
   }
 }

@@ -1,10 +1,12 @@
 /**
  * The stream processor (contract §8): a kafkajs consumer group over the input topic, one
- * PartitionTask per assigned partition. The processor maps the group's events to task calls;
- * each task owns its lifecycle (partition.ts, partitionLifecycle.ts): new partitions are
- * restored, a batch that failed before its transaction began is read again, a transaction
- * whose outcome is unknown (or a fenced producer, or a consumer crash) resynchronises the
- * partition from Kafka, a rebalance revokes partitions, stop() closes them.
+ * PartitionTask per assigned partition. The processor maps the group's events to task calls
+ * and routes each fetched batch to its partition's task; each task owns its lifecycle
+ * (partition.ts, partitionLifecycle.ts) and handles its own failures: a batch that failed
+ * before its transaction began is read again, a transaction whose outcome is unknown (or a
+ * fenced producer) resynchronises the partition from Kafka. The processor restores newly
+ * assigned partitions together (groupRestore.ts), resynchronises every partition after a
+ * consumer crash, revokes partitions on a rebalance, and closes them on stop().
  */
 import type { Consumer, EachBatchPayload, Kafka } from './kafkajs';
 import type { Logger } from 'pino';
@@ -16,13 +18,15 @@ import { registerSchemas } from '../registry/register';
 import { retry } from '../retry';
 import { sleep } from '../time';
 import { cacheTransactionCoordinators, isTransientKafkaFailure } from './kafkajs';
+import { restoreGroup } from './groupRestore';
 import type { SessionDirectory, TrackedSession } from '../http/sessionDirectory';
 import { SessionCapacity } from './capacity/gate';
 import { PartitionTask, type TaskHost } from './partition';
 import { RecordLimits } from './recordLimits';
 import type { ProcessorObserver } from './processorObserver';
+import { RESTORE_TIMEOUT_MS, restorePartitions } from './restore';
 import { ensureTopics } from './topics';
-import { BeforeTransactionError, ProducerFencedError } from './transaction';
+import { newTransactionalProducer } from './transaction';
 
 /** How long start-up steps are tried again while the cluster fails over (duringStartup). */
 export const STARTUP_RETRY_MS = 120_000;
@@ -110,8 +114,10 @@ export class Processor implements SessionDirectory {
   /**
    * A start-up step, again while the cluster is failing over: the preflight found a broker, but
    * another may be down with the metadata still naming it (a leader, the group coordinator), and
-   * kafkajs' own few retries end within a second. Seen in the cluster suite: an instance
-   * started while the group coordinator was down exited. Settings errors fail at once.
+   * kafkajs' own few retries end within a second, so an instance started while the group
+   * coordinator is down would exit (the case of test/integration/cluster/cluster-faults.test.ts,
+   * "kill -9 of the group coordinator while two instances join and leave"). Settings errors fail
+   * at once.
    */
   private duringStartup(step: string, attempt: () => Promise<void>): Promise<void> {
     const { log } = this.deps;
@@ -174,9 +180,10 @@ export class Processor implements SessionDirectory {
       this.observer.readiness?.(false);
       // kafkajs restarts the consumer from the committed offsets, while a batch of the crashed
       // run may still be committing its transaction: the restarted run would then read that
-      // batch again on top of the state it left (seen on a 3-node cluster when the transaction
-      // coordinator was killed: a verdict twice). Every partition is resynchronised instead:
-      // a new producer fences the old run's transaction, state and position come from Kafka.
+      // batch again on top of the state it left, and publish its verdicts twice (the case of
+      // test/integration/cluster/cluster-faults.test.ts, "kill -9 of the transaction coordinator
+      // in the middle of transactions"). Every partition is resynchronised instead: a new
+      // producer fences the old run's transaction, state and position come from Kafka.
       if (this.stopping) return;
       for (const t of this.tasks.values()) if (t.running) t.resync(e.payload.error);
     });
@@ -211,19 +218,29 @@ export class Processor implements SessionDirectory {
     this.observer.rebalance?.();
     this.observer.readiness?.(this.isReady());
     log.info({ assigned, added: added.map((t) => t.partition) }, 'group joined');
-    PartitionTask.restore(added, host);
+    restoreGroup(added, host);
   }
 
   /** What the tasks of this assignment need of the instance. */
   private taskHost(): TaskHost {
     const { kafka, config: c, codec, log } = this.deps;
     return {
-      kafka,
       config: c,
       codec,
       log,
       observer: this.observer,
       clock: this.clock,
+      newProducer: (partition) => newTransactionalProducer(kafka, c, partition, log),
+      readChangelog: (targets) =>
+        restorePartitions(
+          kafka,
+          c.changelogTopic,
+          c.inputTopic,
+          c.groupId,
+          targets,
+          RESTORE_TIMEOUT_MS,
+          this.clock,
+        ),
       engine: () =>
         engineOptions({
           graceMs: c.graceMs,
@@ -242,7 +259,7 @@ export class Processor implements SessionDirectory {
 
   private async eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, heartbeat, resolveOffset, isRunning, isStale } = payload;
-    const { config: c, log } = this.deps;
+    const { config: c } = this.deps;
     const task = this.tasks.get(batch.partition);
     if (!task || batch.messages.length === 0) return;
     while (!task.running) {
@@ -264,33 +281,12 @@ export class Processor implements SessionDirectory {
       }
       return isRunning() && !isStale();
     };
-    try {
-      // A late redelivery of committed records is not resolved: kafkajs' position stays ahead.
-      const last = await task.process(batch, c.groupId, between);
-      if (last !== null) resolveOffset(last);
-    } catch (e) {
-      if (e instanceof BeforeTransactionError) {
-        // Nothing was sent: the state is unchanged, so reading the batch again is exact.
-        log.warn(
-          { err: e.cause, partition: batch.partition },
-          'batch could not be decoded yet; retrying',
-        );
-        this.consumer?.seek({
-          topic: batch.topic,
-          partition: batch.partition,
-          offset: batch.firstOffset()!,
-        });
-        await sleep(1000);
-        return;
-      }
-      // The transaction's outcome may be unknown (or we were fenced): Kafka is the truth.
-      log.warn(
-        { err: e, partition: batch.partition, fatal: e instanceof ProducerFencedError },
-        'batch not committed; resynchronising the partition',
-      );
-      if (this.tasks.get(batch.partition) === task) task.resync(e);
-      return;
-    }
+    const outcome = await task.process(batch, c.groupId, between);
+    // A failed batch is the task's to handle (it reads the batch again or resynchronises);
+    // nothing of its failed transaction may be resolved.
+    if (outcome.kind !== 'committed') return;
+    // A late redelivery of committed records is not resolved: kafkajs' position stays ahead.
+    if (outcome.lastOffset !== null) resolveOffset(outcome.lastOffset);
     if (heartbeatFailed !== null) throw heartbeatFailed;
     await heartbeat();
   }

@@ -7,7 +7,7 @@
  * partition is restored once the barrier is read back.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kafka, Producer } from './kafkajs';
+import type { Kafka, KafkaMessage } from './kafkajs';
 import {
   BARRIER_KEY,
   decodePosition,
@@ -18,9 +18,13 @@ import {
 } from './changelogKeys';
 import type { RefusedFilter } from './capacity/refusedFilter';
 import type { SessionStates } from './sessionStates';
+import type { TransactionalProducer } from './transaction';
+
+/** How long one read of the changelog up to the barriers may take before it is tried again. */
+export const RESTORE_TIMEOUT_MS = 120_000;
 
 export async function writeBarrier(
-  producer: Producer,
+  producer: TransactionalProducer,
   topic: string,
   partition: number,
 ): Promise<string> {
@@ -116,23 +120,11 @@ export async function restorePartitions(
           return;
         }
         for (const m of batch.messages) {
-          const key = m.key?.toString('utf8') ?? '';
-          const sessionId = sessionOfKey(key);
-          if (sessionId !== null) {
-            if (m.value === null) target.states.delete(sessionId);
-            // A record written before stamps counts as reached at the restore.
-            else target.states.setSerialized(sessionId, m.value, stampOfHeaders(m.headers) ?? now);
-          } else if (key === ownPosition) {
-            target.position = decodePosition(m.value);
-          } else if (key === BARRIER_KEY && m.value?.toString('utf8') === target.nonce) {
-            pending.delete(batch.partition);
-            consumer.pause([{ topic, partitions: [batch.partition] }]);
-            if (pending.size === 0) finish();
-            return;
-          } else {
-            const chunk = refusedChunkOfKey(key);
-            if (chunk !== null) target.refused?.restore(chunk, m.value);
-          }
+          if (!applyChangelogRecord(target, m, ownPosition, now)) continue;
+          pending.delete(batch.partition);
+          consumer.pause([{ topic, partitions: [batch.partition] }]);
+          if (pending.size === 0) finish();
+          return;
         }
       },
     });
@@ -143,4 +135,32 @@ export async function restorePartitions(
     // committed) whose member fails to leave expires on its own after its session timeout.
     await consumer.disconnect().catch(() => undefined);
   }
+}
+
+/**
+ * One changelog record of `target`'s partition, applied to it: a session's state (a tombstone
+ * deletes; a record written before stamps counts as reached at `now`), the input position of
+ * the input topic (`ownPosition`, its key), a chunk of the refused filter. True when it is the
+ * target's barrier: the partition is restored and nothing after it belongs to this restore.
+ */
+export function applyChangelogRecord(
+  target: RestoreTarget,
+  m: Pick<KafkaMessage, 'key' | 'value' | 'headers'>,
+  ownPosition: string,
+  now: number,
+): boolean {
+  const key = m.key?.toString('utf8') ?? '';
+  const sessionId = sessionOfKey(key);
+  if (sessionId !== null) {
+    if (m.value === null) target.states.delete(sessionId);
+    else target.states.setSerialized(sessionId, m.value, stampOfHeaders(m.headers) ?? now);
+  } else if (key === ownPosition) {
+    target.position = decodePosition(m.value);
+  } else if (key === BARRIER_KEY) {
+    return m.value?.toString('utf8') === target.nonce;
+  } else {
+    const chunk = refusedChunkOfKey(key);
+    if (chunk !== null) target.refused?.restore(chunk, m.value);
+  }
+  return false;
 }

@@ -23,6 +23,7 @@ import {
   pinPartitions,
   type Producer,
   sendPartitionByPartition,
+  type Transaction,
 } from './kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
@@ -86,6 +87,22 @@ function duringTransaction(e: unknown): ProducerFencedError | TransactionOutcome
   const type = fencingErrorType(e);
   return type !== null ? new ProducerFencedError(type, e) : new TransactionOutcomeUnknownError(e);
 }
+
+/**
+ * What a partition's task uses of its transactional producer (kafkajs' Producer is one; the
+ * unit tests of src/kafka/partition.ts give a fake): connect, disconnect, and transactions that
+ * send records and the consumer offset, then commit or abort.
+ */
+export interface TransactionalProducer {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  transaction(): Promise<ProducerTransaction>;
+}
+
+export type ProducerTransaction = Pick<
+  Transaction,
+  'send' | 'sendBatch' | 'sendOffsets' | 'commit' | 'abort'
+>;
 
 export function transactionalId(c: Config, partition: number): string {
   return `${c.groupId}-${c.inputTopic}-${partition}`;
@@ -153,7 +170,7 @@ export interface CommitTimes {
  * aborted first, and `onAborted` called; RecordTooLargeError only once the abort succeeded).
  */
 export async function commitBatch(
-  producer: Producer,
+  producer: TransactionalProducer,
   c: BatchCommit,
   onAborted?: () => void,
 ): Promise<CommitTimes> {
@@ -171,8 +188,9 @@ export async function commitBatch(
     // (MESSAGE_TOO_LARGE on every retry: the partition would be stuck for good).
     // Pinned, so that a produce request's results can be checked partition by partition:
     // kafkajs 2.2.4's retry of a partly failed sendBatch skips the brokers that already
-    // answered (tulios/kafkajs#1303), and after a leader move outputs went unwritten (or were
-    // written twice) while offsets and changelog committed. Such a send aborts the transaction.
+    // answered (tulios/kafkajs#1303), so after a leader move outputs can be unwritten (or
+    // written twice) while offsets and changelog commit; such a send aborts the transaction
+    // (test/unit/partition-per-request.test.ts).
     // One topic-partition per sendBatch (sendPartitionByPartition, src/kafka/kafkajs): a kafkajs
     // retry of a request to several leaders can write one leader's messages twice, unseen by
     // the check of its results.
@@ -210,10 +228,12 @@ function requestBudget(limitOf?: (topic: string) => number): (topic: string) => 
  * A batch's commit that has not ended within `ms` (beyond the transaction timeout, so the
  * coordinator has aborted it unless it committed) is given up on: the caller resynchronises
  * the partition with a new producer (fencing this one), as for any unknown outcome. A kafkajs
- * request can stay unanswered for minutes: in the cluster suite's rolling restart one send
- * hung 4.5 min after a broker came back, and its partition with it. The abandoned commit may
- * still end; nothing waits for it and its result is dropped (the new producer's epoch fences
- * whatever it still sends).
+ * request can stay unanswered for minutes after a broker comes back, and without a bound its
+ * partition would stop with it (the case of test/integration/cluster/cluster-faults.test.ts,
+ * "rolling restart of the three brokers under load"; the bound itself is held by
+ * test/unit/transaction-errors.test.ts, "gives up on a commit that never ends"). The abandoned
+ * commit may still end; nothing waits for it and its result is dropped (the new producer's
+ * epoch fences whatever it still sends).
  */
 export function commitWithin<T>(commit: Promise<T>, ms: number): Promise<T> {
   return withTimeout(

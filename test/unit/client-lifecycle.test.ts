@@ -12,6 +12,7 @@ import {
   GuardUsageError,
 } from '../../src/client';
 import { CLIENT_STATES, ClientLifecycle, type ClientState } from '../../src/client/lifecycle';
+import { IllegalTransitionError } from '../../src/lifecycle';
 import { OpenResources } from '../../src/client/resources';
 
 const ALLOWED: [ClientState, ClientState][] = [
@@ -48,6 +49,7 @@ describe('the client lifecycle', () => {
         expect(l.state).toBe(to);
       } else {
         expect(() => l.to(to)).toThrow(`illegal lifecycle transition ${from} -> ${to}`);
+        expect(() => l.to(to)).toThrow(IllegalTransitionError);
         expect(l.state).toBe(from);
       }
     },

@@ -1,10 +1,11 @@
 /**
  * The partition lifecycle (src/kafka/partitionLifecycle.ts): every (from, to) pair of the six
- * states is either in the transition table or refused with IllegalTransitionError, and a refused
- * move leaves the state where it was.
+ * states is either in the transition table or refused with IllegalPartitionTransitionError (an
+ * IllegalTransitionError of src/lifecycle.ts), and a refused move leaves the state where it was.
  */
+import { IllegalTransitionError } from '../../src/lifecycle';
 import {
-  IllegalTransitionError,
+  IllegalPartitionTransitionError,
   PARTITION_STATES,
   PARTITION_TRANSITIONS,
   PartitionLifecycle,
@@ -71,7 +72,7 @@ describe('partition lifecycle', () => {
   });
 
   it.each(ALL_PAIRS.filter(([f, t]) => !isAllowed(f, t)))(
-    'refuses %s -> %s with IllegalTransitionError and stays put',
+    'refuses %s -> %s with IllegalPartitionTransitionError and stays put',
     (from, to) => {
       const l = at(from);
       let thrown: unknown;
@@ -80,6 +81,7 @@ describe('partition lifecycle', () => {
       } catch (e) {
         thrown = e;
       }
+      expect(thrown).toBeInstanceOf(IllegalPartitionTransitionError);
       expect(thrown).toBeInstanceOf(IllegalTransitionError);
       expect(thrown).toMatchObject({
         code: 'ILLEGAL_PARTITION_TRANSITION',
@@ -105,7 +107,7 @@ describe('partition lifecycle', () => {
     const l = new PartitionLifecycle(1, (from, to) => seen.push(`${from}->${to}`));
     l.to('restoring');
     l.to('running');
-    expect(() => l.to('restoring')).toThrow(IllegalTransitionError);
+    expect(() => l.to('restoring')).toThrow(IllegalPartitionTransitionError);
     l.to('resyncing');
     l.to('running');
     l.to('revoked');

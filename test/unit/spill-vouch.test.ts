@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { GuardClient } from '../../src/client/client';
 import { GuardedSession } from '../../src/client/session/guardedSession';
-import type { SessionPort } from '../../src/client/session/port';
 import { FileSpillStore, type SpillStore } from '../../src/client/spill';
 import { sessionOnFakeHost } from '../support/fakeSessionHost';
 import { SpillWorker, type SpillSource } from '../../src/client/spillWorker';

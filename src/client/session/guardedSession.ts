@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { ContextEvent, Policy, Span, TruncationReason, Unit } from '../../engine/events';
 import type { Verdict } from '../../engine/outputs';
 import { sleep } from '../../time';
-import { GuardUsageError, SpillNotTrustedError, SpillStoreError } from '../errors';
+import { SpillNotTrustedError, SpillStoreError } from '../errors';
 import type { SpillStore } from '../spill';
 import { failureText, transcriptPieces } from '../transcript';
 import { requireDecodable } from '../validate';

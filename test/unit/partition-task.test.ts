@@ -1,0 +1,384 @@
+/**
+ * A partition's task (src/kafka/partition.ts) over a fake transactional producer and an
+ * in-memory changelog, without Kafka: what each outcome of a batch leaves behind. A batch
+ * commits its outputs, changelog records and consumer offset in one transaction; a failure
+ * before the transaction began is read again from the batch's start after the task's pause; a
+ * send that fails inside it aborts it and the task resynchronises; a fenced producer ends the
+ * batch as fenced with nothing committed; a resync restores the committed state and input
+ * position from the changelog. The real broker's side of the same cases is in
+ * test/integration/processor.test.ts and faults.test.ts.
+ */
+import { KafkaJSProtocolError } from 'kafkajs';
+import pino from 'pino';
+import { DEFAULTS, type Config } from '../../src/config/config';
+import { Fleet, engineOptions } from '../../src/engine';
+import type { ContextEvent } from '../../src/engine/events';
+import { serializeState } from '../../src/engine/serialize';
+import { positionKey, sessionOfKey } from '../../src/kafka/changelogKeys';
+import { restoreGroup } from '../../src/kafka/groupRestore';
+import type { Batch, Message, TopicMessages } from '../../src/kafka/kafkajs';
+import { PartitionTask, type TaskHost } from '../../src/kafka/partition';
+import type { ProcessorObserver } from '../../src/kafka/processorObserver';
+import { RecordLimits } from '../../src/kafka/recordLimits';
+import { applyChangelogRecord, type RestoreTarget } from '../../src/kafka/restore';
+import type { ProducerTransaction, TransactionalProducer } from '../../src/kafka/transaction';
+import type { RegistryCodec } from '../../src/registry/codec';
+import { verdictType } from '../../src/schema/schemas';
+import { haltThenAcknowledgeExample, seedIncidentExample } from '../support/examples';
+import { AVRO_BODIES, DECIDED_AT } from '../support/planContext';
+
+const CONFIG: Config = { ...DEFAULTS, inputFormat: 'json' };
+const OUTPUT_TOPICS = [
+  CONFIG.verdictTopic,
+  CONFIG.spillTopic,
+  CONFIG.auditTopic,
+  CONFIG.dlqTopic,
+  CONFIG.changelogTopic,
+];
+
+/** Where a fake transaction can be made to fail. */
+type Step = 'begin' | 'send' | 'offsets' | 'commit';
+
+/** What one committed transaction made visible. */
+interface Committed {
+  records: { topic: string; message: Message }[];
+  /** The consumer offset it committed (the next record to read), if any. */
+  offset: string | null;
+}
+
+/** The broker's side: committed transactions, aborts, the producers made, failures to inject. */
+class FakeCluster {
+  readonly committed: Committed[] = [];
+  readonly producers: FakeProducer[] = [];
+  aborted = 0;
+  private readonly failures: { step: Step; error: unknown }[] = [];
+
+  /** The next call of `step` (of any producer) throws `error`. */
+  failNext(step: Step, error: unknown): void {
+    this.failures.push({ step, error });
+  }
+
+  /** Throws the first failure queued for `step`, if any. */
+  step(step: Step): void {
+    const i = this.failures.findIndex((f) => f.step === step);
+    if (i < 0) return;
+    const [f] = this.failures.splice(i, 1);
+    throw f!.error;
+  }
+
+  /** Every committed record of `topic`, in commit order. */
+  records(topic: string): Message[] {
+    return this.committed.flatMap((c) =>
+      c.records.filter((r) => r.topic === topic).map((r) => r.message),
+    );
+  }
+
+  /** Committed transactions that committed a consumer offset (batches, not barriers). */
+  batches(): Committed[] {
+    return this.committed.filter((c) => c.offset !== null);
+  }
+
+  newProducer = (): TransactionalProducer => {
+    const p = new FakeProducer(this);
+    this.producers.push(p);
+    return p;
+  };
+
+  /** As restorePartitions: each target's changelog records up to its barrier. */
+  readChangelog = async (targets: RestoreTarget[]): Promise<void> => {
+    for (const t of targets) {
+      t.position = null;
+      for (const m of this.records(CONFIG.changelogTopic))
+        if (applyChangelogRecord(t, m as never, positionKey(CONFIG.inputTopic), DECIDED_AT)) break;
+    }
+  };
+}
+
+class FakeProducer implements TransactionalProducer {
+  connected = false;
+  transactions = 0;
+
+  constructor(private readonly cluster: FakeCluster) {}
+
+  async connect(): Promise<void> {
+    this.connected = true;
+  }
+
+  async disconnect(): Promise<void> {
+    this.connected = false;
+  }
+
+  async transaction(): Promise<ProducerTransaction> {
+    const cluster = this.cluster;
+    cluster.step('begin');
+    this.transactions++;
+    const pending: Committed = { records: [], offset: null };
+    const add = (topicMessages: readonly TopicMessages[]) => {
+      cluster.step('send');
+      for (const { topic, messages } of topicMessages)
+        for (const message of messages) pending.records.push({ topic, message });
+      // One acknowledgement per topic-partition of the request (what sendProblems checks).
+      const acked = new Map<string, { topicName: string; partition: number; errorCode: number }>();
+      for (const { topic, messages } of topicMessages)
+        for (const m of messages)
+          acked.set(`${topic}/${m.partition}`, {
+            topicName: topic,
+            partition: m.partition ?? 0,
+            errorCode: 0,
+          });
+      return [...acked.values()];
+    };
+    return {
+      send: async ({ topic, messages }) => add([{ topic, messages }]),
+      sendBatch: async ({ topicMessages }) => add(topicMessages ?? []),
+      sendOffsets: async ({ topics }) => {
+        cluster.step('offsets');
+        pending.offset = topics[0]!.partitions[0]!.offset;
+      },
+      commit: async () => {
+        cluster.step('commit');
+        cluster.committed.push(pending);
+      },
+      abort: async () => {
+        cluster.aborted++;
+      },
+    };
+  }
+}
+
+/** What the host saw: consumer seeks, the observer's transactions and resyncs. */
+interface Seen {
+  seeks: string[];
+  transactions: string[];
+  resyncs: number;
+}
+
+function hostOf(cluster: FakeCluster): { host: TaskHost; seen: Seen } {
+  const seen: Seen = { seeks: [], transactions: [], resyncs: 0 };
+  const observer: ProcessorObserver = {
+    transaction: (outcome) => void seen.transactions.push(outcome),
+    resync: () => void seen.resyncs++,
+  };
+  const host: TaskHost = {
+    config: CONFIG,
+    codec: AVRO_BODIES as unknown as RegistryCodec,
+    log: pino({ level: 'silent' }),
+    observer,
+    clock: () => DECIDED_AT,
+    engine: () => engineOptions(),
+    limits: new RecordLimits(),
+    partitionCounts: new Map([CONFIG.inputTopic, ...OUTPUT_TOPICS].map((t) => [t, 1])),
+    capacity: null,
+    stopping: () => false,
+    seekInput: (_partition, offset) => void seen.seeks.push(offset),
+    committedOffset: async () => '0',
+    readinessChanged: () => undefined,
+    newProducer: cluster.newProducer,
+    readChangelog: cluster.readChangelog,
+    retryPauseMs: 1,
+  };
+  return { host, seen };
+}
+
+/** A fetched batch of partition 0 of the input topic: `events` as JSON from `first` on. */
+function batchOf(events: readonly ContextEvent[], first: number): Batch {
+  const messages = events.map((e, i) => ({
+    key: Buffer.from(e.sessionId),
+    value: Buffer.from(JSON.stringify(e)),
+    offset: String(first + i),
+    timestamp: String(DECIDED_AT),
+    attributes: 0,
+    headers: {},
+    size: 0,
+  }));
+  return {
+    topic: CONFIG.inputTopic,
+    partition: 0,
+    highWatermark: String(first + events.length),
+    messages,
+    firstOffset: () => messages[0]!.offset,
+    lastOffset: () => messages[messages.length - 1]!.offset,
+  } as unknown as Batch;
+}
+
+/** A new task, restored from the (fake) changelog and running. */
+async function runningTask(cluster = new FakeCluster()) {
+  const { host, seen } = hostOf(cluster);
+  const task = new PartitionTask(0, host);
+  restoreGroup([task], host);
+  await task.whenSettled();
+  expect(task.phase).toBe('running');
+  return { task, cluster, seen };
+}
+
+/** The committed verdicts, decoded. */
+const verdicts = (cluster: FakeCluster) =>
+  cluster.records(CONFIG.verdictTopic).map((m) => verdictType.fromBuffer(m.value as Buffer));
+
+/** What folding the engine over `events` publishes (verdicts; outputs of a kind), and its states. */
+function expected(events: readonly ContextEvent[]) {
+  const fleet = new Fleet(engineOptions());
+  const outputs = events.flatMap((e) => fleet.process(e, DECIDED_AT).outputs);
+  const states = new Map([...fleet.entries()].map(([id, s]) => [id, serializeState(s)]));
+  return {
+    verdicts: outputs.filter((o) => o.record === 'verdict').map((o) => o.value),
+    outputs: (kind: string) => outputs.filter((o) => o.record === kind).length,
+    states,
+  };
+}
+
+/** The task's committed states, serialized. */
+const statesOf = (task: PartitionTask) =>
+  new Map(
+    [...task.sessions.sessionIds()].map((id) => [id, serializeState(task.sessions.peek(id)!)]),
+  );
+
+/** A protocol error as kafkajs builds it from a broker's error code. */
+const protocolError = (type: string, code: number, retriable: boolean) =>
+  new KafkaJSProtocolError({ type, code, retriable, message: `${type} from the broker` } as never);
+
+const EVENTS = seedIncidentExample();
+
+/**
+ * The batch's one transaction was aborted, and the task resynchronised once: running again,
+ * with a second producer in place of the first.
+ */
+async function abortedThenResynced(task: PartitionTask, cluster: FakeCluster, seen: Seen) {
+  expect(cluster.aborted).toBe(1);
+  expect(seen.transactions).toEqual(['aborted']);
+  expect(seen.resyncs).toBe(1);
+  await task.whenSettled();
+  expect(task.phase).toBe('running');
+  expect(cluster.producers).toHaveLength(2);
+}
+
+describe('a partition task', () => {
+  it('commits a batch’s outputs, changelog records and consumer offset in one transaction', async () => {
+    const { task, cluster, seen } = await runningTask();
+    const want = expected(EVENTS);
+    expect(want.verdicts.length).toBeGreaterThan(0);
+
+    const outcome = await task.process(batchOf(EVENTS, 0), CONFIG.groupId);
+
+    expect(outcome).toEqual({ kind: 'committed', lastOffset: String(EVENTS.length - 1) });
+    const [batch, ...more] = cluster.batches();
+    expect(more).toEqual([]);
+    expect(batch!.offset).toBe(String(EVENTS.length));
+    const count = (topic: string) => batch!.records.filter((r) => r.topic === topic).length;
+    expect([CONFIG.verdictTopic, CONFIG.spillTopic, CONFIG.auditTopic].map(count)).toEqual([
+      want.outputs('verdict'),
+      want.outputs('spill-request'),
+      want.outputs('audit'),
+    ]);
+    expect(verdicts(cluster)).toEqual(want.verdicts);
+    const changed = batch!.records
+      .filter((r) => r.topic === CONFIG.changelogTopic)
+      .map((r) => r.message.key!.toString());
+    expect(changed.map(sessionOfKey).filter((id) => id !== null)).toEqual([...want.states.keys()]);
+    expect(changed).toContain(positionKey(CONFIG.inputTopic));
+    expect(statesOf(task)).toEqual(want.states);
+    expect({ aborted: cluster.aborted, transactions: seen.transactions }).toEqual({
+      aborted: 0,
+      transactions: ['committed'],
+    });
+  });
+
+  it('reads a batch again from its first offset after the task’s pause when its transaction could not begin, then commits it once', async () => {
+    const { task, cluster, seen } = await runningTask();
+    cluster.failNext('begin', new Error('the coordinator is loading'));
+
+    const batch = batchOf(EVENTS, 0);
+    const failed = await task.process(batch, CONFIG.groupId);
+
+    expect(failed).toMatchObject({ kind: 'retrying', cause: { code: 'BEFORE_TRANSACTION' } });
+    expect(seen.seeks).toEqual(['0']);
+    expect(cluster.batches()).toEqual([]);
+    expect(task.sessions.size).toBe(0);
+    expect(task.phase).toBe('running');
+
+    const again = await task.process(batch, CONFIG.groupId);
+    expect(again).toEqual({ kind: 'committed', lastOffset: String(EVENTS.length - 1) });
+    expect(cluster.batches()).toHaveLength(1);
+    expect(verdicts(cluster)).toEqual(expected(EVENTS).verdicts);
+    expect(seen.resyncs).toBe(0);
+  });
+
+  it('aborts a transaction whose send failed and resynchronises with a new producer, so the batch read again commits once', async () => {
+    const { task, cluster, seen } = await runningTask();
+    cluster.failNext('send', protocolError('NOT_LEADER_FOR_PARTITION', 6, true));
+
+    const batch = batchOf(EVENTS, 0);
+    const failed = await task.process(batch, CONFIG.groupId);
+
+    expect(failed).toMatchObject({
+      kind: 'resyncing',
+      cause: { code: 'TRANSACTION_OUTCOME_UNKNOWN' },
+    });
+    await abortedThenResynced(task, cluster, seen);
+    // Nothing was ever committed, so the input starts over.
+    expect(seen.seeks).toEqual(['0']);
+    expect(cluster.batches()).toEqual([]);
+
+    expect(await task.process(batch, CONFIG.groupId)).toEqual({
+      kind: 'committed',
+      lastOffset: String(EVENTS.length - 1),
+    });
+    expect(verdicts(cluster)).toEqual(expected(EVENTS).verdicts);
+  });
+
+  it('ends a batch as fenced, with nothing committed, when the broker fences its producer; then resynchronises as for any failed transaction', async () => {
+    const { task, cluster, seen } = await runningTask();
+    cluster.failNext('commit', protocolError('INVALID_PRODUCER_EPOCH', 47, false));
+
+    const outcome = await task.process(batchOf(EVENTS, 0), CONFIG.groupId);
+
+    expect(outcome).toMatchObject({
+      kind: 'fenced',
+      cause: { code: 'PRODUCER_FENCED', type: 'INVALID_PRODUCER_EPOCH' },
+    });
+    expect(cluster.batches()).toEqual([]);
+    expect(verdicts(cluster)).toEqual([]);
+    expect(task.sessions.size).toBe(0);
+    await abortedThenResynced(task, cluster, seen);
+  });
+
+  it('restores the committed state and input position in a resync after an aborted transaction', async () => {
+    const { task, cluster, seen } = await runningTask();
+    const second = haltThenAcknowledgeExample();
+    const first = batchOf(EVENTS, 0);
+    const next = batchOf(second, EVENTS.length);
+    expect(await task.process(first, CONFIG.groupId)).toMatchObject({ kind: 'committed' });
+    const afterFirst = statesOf(task);
+    cluster.failNext('offsets', protocolError('REQUEST_TIMED_OUT', 7, true));
+
+    expect(await task.process(next, CONFIG.groupId)).toMatchObject({ kind: 'resyncing' });
+    expect(task.phase).toBe('resyncing');
+    await task.whenSettled();
+
+    expect(task.phase).toBe('running');
+    expect(statesOf(task)).toEqual(afterFirst);
+    expect(seen.seeks).toEqual([String(EVENTS.length)]);
+    // The batch read again from there commits once, as if nothing had failed.
+    expect(await task.process(next, CONFIG.groupId)).toMatchObject({ kind: 'committed' });
+    const all = expected([...EVENTS, ...second]);
+    expect(verdicts(cluster)).toEqual(all.verdicts);
+    expect(statesOf(task)).toEqual(all.states);
+    expect(cluster.batches().map((b) => b.offset)).toEqual([
+      String(EVENTS.length),
+      String(EVENTS.length + second.length),
+    ]);
+  });
+
+  it('a revoked task touches nothing after a failed transaction: no seek, no resync', async () => {
+    const { task, cluster, seen } = await runningTask();
+    cluster.failNext('send', protocolError('NOT_LEADER_FOR_PARTITION', 6, true));
+    const pending = task.process(batchOf(EVENTS, 0), CONFIG.groupId);
+    task.revoke();
+    expect(await pending).toMatchObject({ kind: 'resyncing' });
+    expect({ seeks: seen.seeks, resyncs: seen.resyncs, phase: task.phase }).toEqual({
+      seeks: [],
+      resyncs: 0,
+      phase: 'revoked',
+    });
+  });
+});

@@ -22,3 +22,25 @@ export function relativeImports(file: string): string[] {
     return found ? [found] : [];
   });
 }
+
+/** Every import cycle among `files`, each as the files on it relative to `root` (depth-first, one per back edge). */
+export function importCycles(files: readonly string[], root: string): string[][] {
+  const inSet = new Set(files);
+  const found: string[][] = [];
+  const done = new Set<string>();
+  const stack: string[] = [];
+  const visit = (f: string): void => {
+    if (done.has(f)) return;
+    const at = stack.indexOf(f);
+    if (at >= 0) {
+      found.push(stack.slice(at).map((x) => path.relative(root, x)));
+      return;
+    }
+    stack.push(f);
+    for (const g of relativeImports(f)) if (inSet.has(g)) visit(g);
+    stack.pop();
+    done.add(f);
+  };
+  for (const f of files) visit(f);
+  return found;
+}

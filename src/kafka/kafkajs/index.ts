@@ -43,14 +43,9 @@ export {
   type CheckedSendReport,
 } from './checkedSend';
 export { cacheTransactionCoordinators } from './coordinatorCache';
-export { defaultPartition, murmur2Partitioner } from './partitioner';
-export {
-  onePartitionEach,
-  pinPartitions,
-  sendPartitionByPartition,
-  sendProblems,
-  type SentPartition,
-} from './partitionPerRequest';
+export { murmur2Partitioner } from './partitioner';
+export { kafkajsAdmin } from './admin';
+export { kafkajsTransport, type KafkajsTransportOptions } from './transport';
 export {
   classify,
   FENCING_ERROR_TYPES,

@@ -270,7 +270,7 @@ export class PartitionTask implements RestoringTask {
    * commits its records' outputs, changelog records and the consumer offset after the last of
    * them, and `between` is called with that offset's record before the next (the caller
    * heartbeats there, and says whether to go on). Says what became of it (`BatchOutcome`).
-   * A transaction that could not commit (the errors of transaction.ts) leaves nothing of it
+   * A transaction that could not commit (the errors of src/kafka/transport/errors.ts) leaves nothing of it
    * visible and the committed state intact, and the task reads the batch again or resynchronises
    * (`failed`). A record the broker refuses as too large is not such a failure: the topic's
    * limit is lowered and the records planned again, so that the record behind it is

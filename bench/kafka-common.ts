@@ -18,6 +18,7 @@ import { outputRequests } from '../src/kafka/outputChunks';
 import type { RegistryCodec } from '../src/registry/codec';
 import { registerSchemas } from '../src/registry/register';
 import { partitionCount } from '../src/kafka/topics';
+import { kafkajsAdmin } from '../src/kafka/kafkajs';
 import { provideServices, type Services } from '../src/services';
 import { DEFAULT_KAFKA_VERSION } from '../src/services/maven';
 import { killIfWeDie } from '../src/services/reaper';
@@ -161,7 +162,7 @@ export async function createTopic(
       },
     ],
   });
-  const found = await partitionCount(admin, topic, 30_000);
+  const found = await partitionCount(kafkajsAdmin(admin), topic, 30_000);
   if (found !== partitions)
     throw new Error(`topic ${topic} has ${found} partitions, not ${partitions}`);
 }

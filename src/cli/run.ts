@@ -2,6 +2,7 @@
 import { type Config, loadConfig, requireRegistry, requireSafeHttp } from '../config/config';
 import { createLogger, logConfiguration } from '../config/redact';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
+import { kafkajsTransport } from '../kafka/kafkajs';
 import { Processor } from '../kafka/processor';
 import { RegistryCodec } from '../registry/codec';
 import { provideServices, type Services } from '../services';
@@ -104,7 +105,7 @@ export async function startProcessor(
   );
   keyRing.observe(metrics);
   processor = new Processor({
-    kafka,
+    transport: kafkajsTransport(kafka, { coordinatorCache: config.coordinatorCache }),
     codec,
     config,
     log,

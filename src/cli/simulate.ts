@@ -1,5 +1,5 @@
 /** `compaction-guard simulate`: a deterministic fleet of orchestrators producing to the input topic. */
-import { checkedSend, type Kafka, type Message } from '../kafka/kafkajs';
+import { checkedSend, kafkajsAdmin, type Kafka, type Message } from '../kafka/kafkajs';
 import { ConfigError } from '../config/config';
 import type { ContextEvent } from '../engine/events';
 import { isSignable } from '../engine/authority';
@@ -55,7 +55,7 @@ export function stampNow(e: ContextEvent, now = Date.now()): ContextEvent {
  * start): a missing one is a one-line configuration error, not a wait.
  */
 async function inputPartitions(kafka: Kafka, topic: string): Promise<number> {
-  const admin = kafka.admin();
+  const admin = kafkajsAdmin(kafka.admin());
   await admin.connect();
   try {
     if (!(await admin.listTopics()).includes(topic))

@@ -4,7 +4,7 @@
  * consumer of the verdicts (contract §8). Lifecycle (lifecycle.ts): `connect()`, then sessions,
  * then `close()`; a failed `connect()` closes what it opened and throws a coded error.
  */
-import type { Kafka } from '../kafka/kafkajs';
+import { kafkajsAdmin, type Kafka } from '../kafka/kafkajs';
 import pino, { type Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/config';
@@ -324,13 +324,9 @@ export class GuardClient {
    */
   private async inputPartitions(config: Config): Promise<number> {
     // A few quick retries, not kafkajs' ~1 minute: nobody there is a clear error now.
-    const admin = kafkaClient(
-      config.brokers,
-      `${config.clientId}-client`,
-      this.log,
-      config,
-      2,
-    ).admin();
+    const admin = kafkajsAdmin(
+      kafkaClient(config.brokers, `${config.clientId}-client`, this.log, config, 2).admin(),
+    );
     await reachable(config, () => admin.connect());
     try {
       return await clientInputPartitions(admin, config, this.log);

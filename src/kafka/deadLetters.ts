@@ -6,7 +6,7 @@
  * the original's length and sha256, so it can still be matched to the input record.
  */
 import { createHash } from 'node:crypto';
-import type { IHeaders, Message } from './kafkajs';
+import type { RecordHeaders, OutRecord } from './transport';
 import { capText } from './boundedText';
 import { estimatedBytes } from './outputChunks';
 import { RECORD_MARGIN, fits } from './recordLimits';
@@ -26,25 +26,25 @@ export function deadLetter(
   code: DeadLetterCode,
   message: string,
   limit: number,
-): Message {
-  const headers: IHeaders = {
+): OutRecord {
+  const headers: RecordHeaders = {
     'cg.error.code': code,
     'cg.error.message': capText(message),
     'cg.source.topic': capText(source.topic),
     'cg.source.partition': String(source.partition),
     'cg.source.offset': r.offset,
   };
-  const whole: Message = { key: r.key, value: r.value, headers };
+  const whole: OutRecord = { key: r.key, value: r.value, headers };
   return fits(whole, limit) ? whole : truncated(r, headers, limit);
 }
 
 /** What `fits` leaves for key and value once the headers are counted. */
-function roomBesidesHeaders(headers: IHeaders, limit: number): number {
+function roomBesidesHeaders(headers: RecordHeaders, limit: number): number {
   return limit - RECORD_MARGIN - estimatedBytes({ key: null, value: null, headers });
 }
 
 /** The value cut first (to nothing if need be), then the key; each cut one named in headers. */
-function truncated(r: RawRecord, headers: IHeaders, limit: number): Message {
+function truncated(r: RawRecord, headers: RecordHeaders, limit: number): OutRecord {
   const key = r.key ?? Buffer.alloc(0);
   const value = r.value ?? Buffer.alloc(0);
   const cut = (what: 'key' | 'value', b: Buffer) => {

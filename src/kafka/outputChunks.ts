@@ -10,7 +10,7 @@
  * stop its partition for good. Several requests inside the one transaction keep exactly-once
  * and the order of each topic's messages.
  */
-import type { Message, TopicMessages } from './kafkajs';
+import type { OutRecord, TopicRecords } from './transport';
 
 /**
  * Estimated bytes per request. Below the default 1 MiB limit with room for what the estimate
@@ -21,13 +21,13 @@ export const REQUEST_BUDGET_BYTES = 768 * 1024;
 /** A record's framing in the v2 format: length, attributes, deltas, key/value lengths. */
 const RECORD_OVERHEAD = 24;
 
-function size(x: Message['key'] | Message['value']): number {
+function size(x: OutRecord['key'] | OutRecord['value']): number {
   if (x === null || x === undefined) return 0;
   return typeof x === 'string' ? Buffer.byteLength(x) : x.length;
 }
 
 /** The bytes a message adds to a record batch, near enough to budget by. */
-export function estimatedBytes(m: Message): number {
+export function estimatedBytes(m: OutRecord): number {
   let n = RECORD_OVERHEAD + size(m.key) + size(m.value);
   if (m.headers === undefined) return n; // verdicts, changelog: no allocation per message
   for (const [k, v] of Object.entries(m.headers)) {
@@ -43,14 +43,14 @@ export function estimatedBytes(m: Message): number {
  * request (the broker decides whether it fits).
  */
 export function outputRequests(
-  outputs: readonly (readonly [string, readonly Message[]])[],
+  outputs: readonly (readonly [string, readonly OutRecord[]])[],
   budget: number | ((topic: string) => number) = REQUEST_BUDGET_BYTES,
-): TopicMessages[][] {
-  const requests: TopicMessages[][] = [];
-  let request: TopicMessages[] = [];
+): TopicRecords[][] {
+  const requests: TopicRecords[][] = [];
+  let request: TopicRecords[] = [];
   let bytes = 0;
   for (const [topic, messages] of outputs) {
-    let current: TopicMessages | undefined;
+    let current: TopicRecords | undefined;
     const limit = typeof budget === 'number' ? budget : budget(topic);
     for (const m of messages) {
       const n = estimatedBytes(m);

@@ -8,7 +8,6 @@
  * the batch again, or resynchronises from the changelog (groupRestore.ts restores through its
  * public restore interface). Unit-tested with a fake producer: test/unit/partition-task.test.ts.
  */
-import type { Batch } from './kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import type { EngineOptions } from '../engine/evolve';
@@ -34,16 +33,15 @@ import {
 } from './groupRestore';
 import { retryUntilDone } from '../retry';
 import { sleep, withTimeout } from '../time';
+import { commitBatch, commitDeadlineMs, commitWithin, type CommitTimes } from './transaction';
 import {
   BeforeTransactionError,
   ProducerFencedError,
   RecordTooLargeError,
-  commitBatch,
-  commitDeadlineMs,
-  commitWithin,
-  type CommitTimes,
+  type FetchedBatch,
+  type GroupMetadata,
   type TransactionalProducer,
-} from './transaction';
+} from './transport';
 
 /**
  * Restored sessions without a stamp (records written before stamps) decoded per sweep (every
@@ -272,19 +270,19 @@ export class PartitionTask implements RestoringTask {
    * commits its records' outputs, changelog records and the consumer offset after the last of
    * them, and `between` is called with that offset's record before the next (the caller
    * heartbeats there, and says whether to go on). Says what became of it (`BatchOutcome`).
-   * A transaction that could not commit (the errors of transaction.ts) leaves nothing of it
+   * A transaction that could not commit (the errors of src/kafka/transport/errors.ts) leaves nothing of it
    * visible and the committed state intact, and the task reads the batch again or resynchronises
    * (`failed`). A record the broker refuses as too large is not such a failure: the topic's
    * limit is lowered and the records planned again, so that the record behind it is
    * dead-lettered (recordLimits.ts).
    */
   async process(
-    batch: Batch,
-    consumerGroupId: string,
+    batch: FetchedBatch,
+    group: GroupMetadata,
     between: (lastOffset: string) => Promise<boolean> = async () => true,
   ): Promise<BatchOutcome> {
     try {
-      const lastOffset = await this.processRecords(batch, consumerGroupId, between);
+      const lastOffset = await this.processRecords(batch, group, between);
       return { kind: 'committed', lastOffset };
     } catch (e) {
       return this.failed(batch, e);
@@ -299,7 +297,7 @@ export class PartitionTask implements RestoringTask {
    * partition is resynchronised from it (docs/guarantees.md, "fenced"). A task revoked or
    * closed in the meantime touches nothing.
    */
-  private async failed(batch: Batch, e: unknown): Promise<BatchOutcome> {
+  private async failed(batch: FetchedBatch, e: unknown): Promise<BatchOutcome> {
     if (e instanceof BeforeTransactionError) {
       this.log.warn(
         { err: e.cause, partition: this.partition },
@@ -324,8 +322,8 @@ export class PartitionTask implements RestoringTask {
    * Throws when a transaction could not commit.
    */
   private async processRecords(
-    batch: Batch,
-    consumerGroupId: string,
+    batch: FetchedBatch,
+    group: GroupMetadata,
     between: (lastOffset: string) => Promise<boolean>,
   ): Promise<string | null> {
     let messages = unprocessedRecords(batch.messages, this.position);
@@ -352,7 +350,7 @@ export class PartitionTask implements RestoringTask {
       );
     const next = (BigInt(batch.lastOffset()) + 1n).toString();
     for (;;) {
-      const plan = await this.transaction(batch, messages, consumerGroupId, next);
+      const plan = await this.transaction(batch, messages, group, next);
       const last = (BigInt(plan.nextOffset) - 1n).toString();
       messages = messages.slice(plan.taken);
       if (messages.length === 0) return batch.lastOffset();
@@ -363,9 +361,9 @@ export class PartitionTask implements RestoringTask {
 
   /** One transaction over a prefix of `messages` (as much as the budget takes), committed. */
   private async transaction(
-    batch: Batch,
+    batch: FetchedBatch,
     messages: readonly RawRecord[],
-    consumerGroupId: string,
+    group: GroupMetadata,
     next: string,
   ): Promise<BatchPlan> {
     for (;;) {
@@ -374,7 +372,7 @@ export class PartitionTask implements RestoringTask {
       const t1 = performance.now();
       let times: CommitTimes;
       try {
-        times = await this.commit(plan, batch, consumerGroupId);
+        times = await this.commit(plan, batch, group);
       } catch (e) {
         this.capacity?.release(plan.reserved);
         if (e instanceof RecordTooLargeError && this.learnTooLarge(e)) continue;
@@ -387,7 +385,11 @@ export class PartitionTask implements RestoringTask {
     }
   }
 
-  private plan(batch: Batch, messages: readonly RawRecord[], next: string): Promise<BatchPlan> {
+  private plan(
+    batch: FetchedBatch,
+    messages: readonly RawRecord[],
+    next: string,
+  ): Promise<BatchPlan> {
     const c = this.config;
     const route = { partition: batch.partition, partitions: this.inputPartitions() };
     return planBatch(
@@ -423,13 +425,13 @@ export class PartitionTask implements RestoringTask {
     return n;
   }
 
-  private commit(plan: BatchPlan, batch: Batch, consumerGroupId: string): Promise<CommitTimes> {
+  private commit(plan: BatchPlan, batch: FetchedBatch, group: GroupMetadata): Promise<CommitTimes> {
     return commitWithin(
       commitBatch(
         this.producer,
         {
           sends: plan.sends,
-          consumerGroupId,
+          group,
           topic: batch.topic,
           partition: batch.partition,
           nextOffset: plan.nextOffset,
@@ -467,7 +469,7 @@ export class PartitionTask implements RestoringTask {
    * The transaction committed (`seconds` after its plan began): its state becomes the
    * partition's, and it is reported.
    */
-  private committed(plan: BatchPlan, batch: Batch, seconds: number): void {
+  private committed(plan: BatchPlan, batch: FetchedBatch, seconds: number): void {
     this.host.observer.transaction?.('committed', plan.records, seconds);
     this.position = BigInt(plan.nextOffset);
     this.host.observer.lag?.(

@@ -1,14 +1,13 @@
 /**
- * The stream processor (contract §8): a kafkajs consumer group over the input topic, one
- * PartitionTask per assigned partition. The processor maps the group's events to task calls
- * and routes each fetched batch to its partition's task; each task owns its lifecycle
- * (partition.ts, partitionLifecycle.ts) and handles its own failures: a batch that failed
- * before its transaction began is read again, a transaction whose outcome is unknown (or a
- * fenced producer) resynchronises the partition from Kafka. The processor restores newly
- * assigned partitions together (groupRestore.ts), resynchronises every partition after a
- * consumer crash, revokes partitions on a rebalance, and closes them on stop().
+ * The stream processor (contract §8): a consumer group of the transport (src/kafka/transport)
+ * over the input topic, one PartitionTask per assigned partition. The processor maps the
+ * group's events to task calls and routes each fetched batch to its partition's task; each
+ * task owns its lifecycle (partition.ts, partitionLifecycle.ts) and handles its own failures: a
+ * batch that failed before its transaction began is read again, a transaction whose outcome is
+ * unknown (or a fenced producer) resynchronises the partition from Kafka. The processor
+ * restores newly assigned partitions together (groupRestore.ts), resynchronises every partition
+ * after a consumer crash, revokes partitions on a rebalance, and closes them on stop().
  */
-import type { Consumer, EachBatchPayload, Kafka } from './kafkajs';
 import type { Logger } from 'pino';
 import { ENV_NAMES, type Config } from '../config/config';
 import { engineOptions } from '../engine/fleet';
@@ -17,7 +16,6 @@ import type { RegistryCodec } from '../registry/codec';
 import { registerSchemas } from '../registry/register';
 import { retry } from '../retry';
 import { sleep } from '../time';
-import { cacheTransactionCoordinators, isTransientKafkaFailure } from './kafkajs';
 import { restoreGroup } from './groupRestore';
 import type { SessionDirectory, TrackedSession } from '../http/sessionDirectory';
 import { SessionCapacity } from './capacity/gate';
@@ -27,12 +25,19 @@ import type { ProcessorObserver } from './processorObserver';
 import { RESTORE_TIMEOUT_MS, restorePartitions } from './restore';
 import { ensureTopics } from './topics';
 import { newTransactionalProducer } from './transaction';
+import type {
+  BatchControl,
+  FetchedBatch,
+  GroupConsumer,
+  GroupMetadata,
+  Transport,
+} from './transport';
 
 /** How long start-up steps are tried again while the cluster fails over (duringStartup). */
 export const STARTUP_RETRY_MS = 120_000;
 
 export interface ProcessorDeps {
-  kafka: Kafka;
+  transport: Transport;
   codec: RegistryCodec;
   config: Config;
   log: Logger;
@@ -46,7 +51,9 @@ export interface ProcessorDeps {
 }
 
 export class Processor implements SessionDirectory {
-  private consumer: Consumer | null = null;
+  private consumer: GroupConsumer | null = null;
+  /** The group as of the last join: each transaction commits its offsets for it. */
+  private group: GroupMetadata;
   private readonly tasks = new Map<number, PartitionTask>();
   /** Partitions of the topics it writes (from ensureTopics), given to each task. */
   private partitionCounts: ReadonlyMap<string, number> = new Map();
@@ -63,6 +70,7 @@ export class Processor implements SessionDirectory {
     this.observer = deps.observer ?? {};
     this.clock = deps.clock ?? Date.now;
     this.capacity = new SessionCapacity(deps.config.maxSessions, () => this.sessionCount());
+    this.group = { groupId: deps.config.groupId, generationId: null, memberId: null };
   }
 
   /** Ready: the group was joined and every assigned partition's state is restored. */
@@ -102,8 +110,7 @@ export class Processor implements SessionDirectory {
   }
 
   async start(): Promise<void> {
-    const { kafka, config: c, codec, log } = this.deps;
-    if (c.coordinatorCache) cacheTransactionCoordinators(kafka);
+    const { config: c, codec, log } = this.deps;
     await this.duringStartup('topics', () => this.prepareTopics());
     await registerSchemas(codec, c.registryUrl, (err, attempt) =>
       log.debug({ err, attempt }, 'schema registration failed; retrying'),
@@ -124,7 +131,7 @@ export class Processor implements SessionDirectory {
     return retry(attempt, {
       deadlineMs: STARTUP_RETRY_MS,
       backoff: { initialMs: 1_000, growth: 'constant' },
-      retriable: (e) => !this.stopping && isTransientKafkaFailure(e),
+      retriable: (e) => !this.stopping && this.deps.transport.isTransient(e),
       onRetry: (e, n) =>
         log.warn(
           { err: e, attempt: n, step },
@@ -134,8 +141,8 @@ export class Processor implements SessionDirectory {
   }
 
   private async prepareTopics(): Promise<void> {
-    const { kafka, config: c, log } = this.deps;
-    const admin = kafka.admin();
+    const { transport, config: c, log } = this.deps;
+    const admin = transport.admin();
     await admin.connect();
     try {
       const topics = await ensureTopics(admin, c);
@@ -156,56 +163,62 @@ export class Processor implements SessionDirectory {
   }
 
   private async startConsumer(): Promise<void> {
-    const { kafka, config: c, log } = this.deps;
+    const { transport, config: c } = this.deps;
     if (this.consumer !== null) await this.disconnectConsumer();
-    const consumer = kafka.consumer({
+    const consumer = transport.groupConsumer({
       groupId: c.groupId,
-      readUncommitted: false,
-      sessionTimeout: c.sessionTimeoutMs,
-      heartbeatInterval: Math.max(500, Math.floor(c.sessionTimeoutMs / 5)),
-      rebalanceTimeout: Math.max(c.sessionTimeoutMs, 30_000),
+      topic: c.inputTopic,
+      sessionTimeoutMs: c.sessionTimeoutMs,
+      heartbeatIntervalMs: Math.max(500, Math.floor(c.sessionTimeoutMs / 5)),
+      rebalanceTimeoutMs: Math.max(c.sessionTimeoutMs, 30_000),
       maxBytesPerPartition: c.maxBytesPerPartition,
       maxBytes: c.fetchMaxBytes,
-      maxWaitTimeInMs: c.fetchMaxWaitMs,
-      allowAutoTopicCreation: false,
+      maxWaitMs: c.fetchMaxWaitMs,
+      partitionsConcurrently: c.partitionsConsumedConcurrently,
     });
     this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, (e) => {
-      const assigned = e.payload.memberAssignment[c.inputTopic] ?? [];
-      this.onAssignment(assigned);
-    });
-    consumer.on(consumer.events.CRASH, (e) => {
-      log.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
-      this.joined = false;
-      this.observer.readiness?.(false);
-      // kafkajs restarts the consumer from the committed offsets, while a batch of the crashed
-      // run may still be committing its transaction: the restarted run would then read that
-      // batch again on top of the state it left, and publish its verdicts twice (the case of
-      // test/integration/cluster/cluster-faults.test.ts, "kill -9 of the transaction coordinator
-      // in the middle of transactions"). Every partition is resynchronised instead: a new
-      // producer fences the old run's transaction, state and position come from Kafka.
-      if (this.stopping) return;
-      for (const t of this.tasks.values()) if (t.running) t.resync(e.payload.error);
-    });
-    await consumer.connect();
-    await consumer.subscribe({ topic: c.inputTopic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: c.partitionsConsumedConcurrently,
-      eachBatch: (payload) => this.eachBatch(payload),
+    await consumer.start({
+      revoked: (partitions) => this.onRevoked(partitions),
+      assigned: (partitions, group) => this.onAssignment(partitions, group),
+      crashed: (error, restart) => this.onCrash(error, restart),
+      batch: (batch, control) => this.eachBatch(batch, control),
     });
   }
 
-  private onAssignment(assigned: number[]): void {
-    const { log } = this.deps;
-    const wanted = new Set(assigned);
-    for (const [p, t] of this.tasks) {
-      if (wanted.has(p)) continue;
+  private onCrash(error: unknown, restart: boolean): void {
+    this.deps.log.error({ err: error, restart }, 'consumer crashed');
+    this.joined = false;
+    this.observer.readiness?.(false);
+    // kafkajs restarts the consumer from the committed offsets, while a batch of the crashed
+    // run may still be committing its transaction: the restarted run would then read that
+    // batch again on top of the state it left, and publish its verdicts twice (the case of
+    // test/integration/cluster/cluster-faults.test.ts, "kill -9 of the transaction coordinator
+    // in the middle of transactions"). Every partition is resynchronised instead: a new
+    // producer fences the old run's transaction, state and position come from Kafka.
+    if (this.stopping) return;
+    for (const t of this.tasks.values()) if (t.running) t.resync(error);
+  }
+
+  private onRevoked(partitions: number[]): void {
+    for (const p of partitions) {
+      const t = this.tasks.get(p);
+      if (t === undefined) continue;
       this.tasks.delete(p);
       t.revoke();
-      log.info({ partition: p }, 'partition revoked');
+      this.deps.log.info({ partition: p }, 'partition revoked');
     }
+  }
+
+  /**
+   * A join's whole assignment: tasks for the new partitions, restored together. A partition
+   * held but not assigned is revoked here too (a consumer made again at start-up reports no
+   * revocation of what the one before it held).
+   */
+  private onAssignment(assigned: number[], group: GroupMetadata): void {
+    const { log } = this.deps;
+    this.group = group;
+    const wanted = new Set(assigned);
+    this.onRevoked([...this.tasks.keys()].filter((p) => !wanted.has(p)));
     const host = this.taskHost();
     const added: PartitionTask[] = [];
     for (const p of assigned) {
@@ -223,17 +236,17 @@ export class Processor implements SessionDirectory {
 
   /** What the tasks of this assignment need of the instance. */
   private taskHost(): TaskHost {
-    const { kafka, config: c, codec, log } = this.deps;
+    const { transport, config: c, codec, log } = this.deps;
     return {
       config: c,
       codec,
       log,
       observer: this.observer,
       clock: this.clock,
-      newProducer: (partition) => newTransactionalProducer(kafka, c, partition, log),
+      newProducer: (partition) => newTransactionalProducer(transport, c, partition, log),
       readChangelog: (targets) =>
         restorePartitions(
-          kafka,
+          transport,
           c.changelogTopic,
           c.inputTopic,
           c.groupId,
@@ -257,9 +270,8 @@ export class Processor implements SessionDirectory {
     };
   }
 
-  private async eachBatch(payload: EachBatchPayload): Promise<void> {
-    const { batch, heartbeat, resolveOffset, isRunning, isStale } = payload;
-    const { config: c } = this.deps;
+  private async eachBatch(batch: FetchedBatch, control: BatchControl): Promise<void> {
+    const { heartbeat, resolveOffset, isRunning, isStale } = control;
     const task = this.tasks.get(batch.partition);
     if (!task || batch.messages.length === 0) return;
     while (!task.running) {
@@ -281,7 +293,7 @@ export class Processor implements SessionDirectory {
       }
       return isRunning() && !isStale();
     };
-    const outcome = await task.process(batch, c.groupId, between);
+    const outcome = await task.process(batch, this.group, between);
     // A failed batch is the task's to handle (it reads the batch again or resynchronises);
     // nothing of its failed transaction may be resolved.
     if (outcome.kind !== 'committed') return;
@@ -292,7 +304,7 @@ export class Processor implements SessionDirectory {
   }
 
   private seekInput(partition: number, offset: string): void {
-    this.consumer?.seek({ topic: this.deps.config.inputTopic, partition, offset });
+    this.consumer?.seek(partition, offset);
   }
 
   /**
@@ -300,14 +312,16 @@ export class Processor implements SessionDirectory {
    * them): it may lag the state after a coordinator failover (changelogKeys.ts).
    */
   private async committedOffset(partition: number): Promise<string> {
-    const { kafka, config: c } = this.deps;
-    const admin = kafka.admin();
+    const { transport, config: c } = this.deps;
+    const admin = transport.admin();
     await admin.connect();
     try {
-      const [topic] = await admin.fetchOffsets({ groupId: c.groupId, topics: [c.inputTopic] });
-      const committed = topic?.partitions.find((p) => p.partition === partition)?.offset ?? '-1';
+      const committed =
+        (await admin.committedOffsets(c.groupId, c.inputTopic)).find(
+          (p) => p.partition === partition,
+        )?.offset ?? '-1';
       if (committed !== '-1') return committed;
-      const low = (await admin.fetchTopicOffsets(c.inputTopic)).find(
+      const low = (await admin.topicOffsets(c.inputTopic)).find(
         (p) => p.partition === partition,
       )?.low;
       return low ?? '0';
@@ -327,7 +341,7 @@ export class Processor implements SessionDirectory {
   /** Leaving the group: a consumer that will not disconnect cleanly is gone anyway. */
   private async disconnectConsumer(): Promise<void> {
     await this.consumer
-      ?.disconnect()
+      ?.stop()
       .catch((e: unknown) => this.deps.log.debug({ err: e }, 'consumer disconnect failed'));
   }
 }

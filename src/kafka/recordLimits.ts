@@ -6,7 +6,7 @@
  * truncated if need be), so nothing the processor writes can be refused for its size and hold
  * the partition (docs/decisions.md 120).
  */
-import type { Message } from './kafkajs';
+import type { OutRecord } from './transport';
 import { estimatedBytes } from './outputChunks';
 
 /** Kafka's default `max.message.bytes` (1 MiB plus the record batch overhead). */
@@ -19,7 +19,7 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
 export const RECORD_MARGIN = 512;
 
 /** Whether `m` fits a topic whose records may have up to `limit` bytes. */
-export function fits(m: Message, limit: number): boolean {
+export function fits(m: OutRecord, limit: number): boolean {
   return estimatedBytes(m) + RECORD_MARGIN <= limit;
 }
 

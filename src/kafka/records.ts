@@ -2,7 +2,7 @@
  * Kafka records in and out of the engine: decoding an input record (Avro or JSON) into an
  * engine input or a dead letter, and building output, changelog and dead-letter messages.
  */
-import type { Message } from './kafkajs';
+import type { OutRecord } from './transport';
 import type { EngineInput } from '../engine/evolve';
 import type { Output } from '../engine/collector';
 import type { InputFormat } from '../config/config';
@@ -177,7 +177,7 @@ export function outputMessage(
   o: Output,
   codec: Pick<RegistryCodec, 'encodeVerdict' | 'encodeSpillRequest' | 'encodeAudit'>,
   t: OutputTopics,
-): { topic: string; message: Message } {
+): { topic: string; message: OutRecord } {
   switch (o.record) {
     case 'verdict':
       return {

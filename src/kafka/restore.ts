@@ -1,13 +1,12 @@
 /**
  * Restoring per-partition session state, and the input position it is at, from the compacted
- * changelog (contract §8: state moves with its partition; changelogKeys.ts). kafkajs has no manual partition assignment, so a short-lived consumer
- * in a group of its own reads the changelog. Where "the end" is: before reading, the new owner
+ * changelog (contract §8: state moves with its partition; changelogKeys.ts). A one-off reader of the transport (a kafkajs consumer in a group of its
+ * own, having no manual partition assignment) reads the changelog. Where "the end" is: before reading, the new owner
  * writes a barrier record (a unique nonce) to the partition in a committed transaction of its
  * freshly initialised (zombie-fencing) producer; everything before the barrier is stable, so the
  * partition is restored once the barrier is read back.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kafka, KafkaMessage } from './kafkajs';
 import {
   BARRIER_KEY,
   decodePosition,
@@ -18,7 +17,7 @@ import {
 } from './changelogKeys';
 import type { RefusedFilter } from './capacity/refusedFilter';
 import type { SessionStates } from './sessionStates';
-import type { TransactionalProducer } from './transaction';
+import type { InRecord, TransactionalProducer, Transport } from './transport';
 
 /** How long one read of the changelog up to the barriers may take before it is tried again. */
 export const RESTORE_TIMEOUT_MS = 120_000;
@@ -31,7 +30,7 @@ export async function writeBarrier(
   const nonce = randomUUID();
   const txn = await producer.transaction();
   try {
-    await txn.send({ topic, messages: [{ key: BARRIER_KEY, value: nonce, partition }] });
+    await txn.send([{ topic, messages: [{ key: BARRIER_KEY, value: nonce, partition }] }]);
     await txn.commit();
   } catch (e) {
     // The send's or commit's failure is what the caller acts on (a new producer, a retry); an
@@ -70,7 +69,7 @@ export const RESTORE_MAX_BYTES = 50 * 1024 * 1024;
  * filter's chunks, and `position` with the input position of `inputTopic`.
  */
 export async function restorePartitions(
-  kafka: Kafka,
+  transport: Transport,
   topic: string,
   inputTopic: string,
   groupPrefix: string,
@@ -83,13 +82,13 @@ export async function restorePartitions(
   const now = clock();
   for (const t of targets) t.position = null;
   const pending = new Map(targets.map((t) => [t.partition, t]));
-  const consumer = kafka.consumer({
+  const reader = transport.partitionReader({
     groupId: `${groupPrefix}.restore.${randomUUID()}`,
-    readUncommitted: false,
-    allowAutoTopicCreation: false,
+    topic,
     maxBytesPerPartition: RESTORE_MAX_BYTES_PER_PARTITION,
     maxBytes: RESTORE_MAX_BYTES,
-    maxWaitTimeInMs: 100,
+    maxWaitMs: 100,
+    partitionsConcurrently: targets.length,
   });
   let finish!: () => void;
   let fail!: (e: Error) => void;
@@ -107,33 +106,26 @@ export async function restorePartitions(
     timeoutMs,
   );
   try {
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      partitionsConsumedConcurrently: targets.length,
-      eachBatch: async ({ batch }) => {
-        const target = pending.get(batch.partition);
-        if (!target) {
-          if (!targets.some((t) => t.partition === batch.partition))
-            consumer.pause([{ topic, partitions: [batch.partition] }]);
-          return;
-        }
-        for (const m of batch.messages) {
-          if (!applyChangelogRecord(target, m, ownPosition, now)) continue;
-          pending.delete(batch.partition);
-          consumer.pause([{ topic, partitions: [batch.partition] }]);
-          if (pending.size === 0) finish();
-          return;
-        }
-      },
+    await reader.start(async (batch) => {
+      const target = pending.get(batch.partition);
+      if (!target) {
+        if (!targets.some((t) => t.partition === batch.partition)) reader.pause([batch.partition]);
+        return;
+      }
+      for (const m of batch.messages) {
+        if (!applyChangelogRecord(target, m, ownPosition, now)) continue;
+        pending.delete(batch.partition);
+        reader.pause([batch.partition]);
+        if (pending.size === 0) finish();
+        return;
+      }
     });
     await done;
   } finally {
     clearTimeout(timer);
     // The restore's outcome is already decided; a one-off group (a fresh id, no offsets
     // committed) whose member fails to leave expires on its own after its session timeout.
-    await consumer.disconnect().catch(() => undefined);
+    await reader.stop().catch(() => undefined);
   }
 }
 
@@ -145,7 +137,7 @@ export async function restorePartitions(
  */
 export function applyChangelogRecord(
   target: RestoreTarget,
-  m: Pick<KafkaMessage, 'key' | 'value' | 'headers'>,
+  m: Pick<InRecord, 'key' | 'value' | 'headers'>,
   ownPosition: string,
   now: number,
 ): boolean {

@@ -1,5 +1,5 @@
 /** The topics of contract §6, created when absent; the changelog is compacted and partitioned like the input. */
-import { ConfigResourceTypes, type Admin } from './kafkajs';
+import type { TransportAdmin } from './transport';
 import { TOPIC_KEYS, type Config } from '../config/config';
 import type { Logger } from 'pino';
 import { OperationalError, causeMessages } from '../errors';
@@ -56,27 +56,18 @@ export function underReplicated(found: readonly TopicReplication[], want: Replic
   return out;
 }
 
-async function describeReplication(admin: Admin, topics: string[]): Promise<TopicReplication[]> {
+async function describeReplication(
+  admin: TransportAdmin,
+  topics: string[],
+): Promise<TopicReplication[]> {
   if (topics.length === 0) return [];
-  const meta = await admin.fetchTopicMetadata({ topics });
-  const configs = await admin.describeConfigs({
-    includeSynonyms: false,
-    resources: topics.map((name) => ({
-      type: ConfigResourceTypes.TOPIC,
-      name,
-      configNames: ['min.insync.replicas'],
-    })),
-  });
-  return meta.topics.map((t) => {
-    const entry = configs.resources
-      .find((r) => r.resourceName === t.name)
-      ?.configEntries.find((e) => e.configName === 'min.insync.replicas');
-    return {
-      topic: t.name,
-      replicas: Math.min(...t.partitions.map((p) => p.replicas.length)),
-      minInsyncReplicas: Number(entry?.configValue ?? 1),
-    };
-  });
+  const layouts = await admin.topicLayouts(topics);
+  const configs = await admin.topicConfigs(topics, ['min.insync.replicas']);
+  return layouts.map((t) => ({
+    topic: t.name,
+    replicas: Math.min(...t.partitions.map((p) => p.replicas.length)),
+    minInsyncReplicas: Number(configs.get(t.name)?.get('min.insync.replicas') ?? 1),
+  }));
 }
 
 /**
@@ -84,14 +75,14 @@ async function describeReplication(admin: Admin, topics: string[]): Promise<Topi
  * UNKNOWN_TOPIC_OR_PARTITION (Kafka 4), which kafkajs' own `waitForLeaders` does not retry.
  */
 export async function partitionCount(
-  admin: Admin,
+  admin: TransportAdmin,
   topic: string,
   timeoutMs = 30_000,
 ): Promise<number> {
   return retry(
     async () => {
-      const meta = await admin.fetchTopicMetadata({ topics: [topic] });
-      const partitions = meta.topics[0]?.partitions ?? [];
+      const [layout] = await admin.topicLayouts([topic]);
+      const partitions = layout?.partitions ?? [];
       if (partitions.length > 0 && partitions.every((p) => p.leader >= 0)) return partitions.length;
       throw new Error(`topic ${topic} has no leader for every partition after ${timeoutMs} ms`);
     },
@@ -121,31 +112,22 @@ export interface EnsuredTopics {
 
 /** The effective `max.message.bytes` of `topics` (a topic the broker does not say: left out). */
 export async function maxMessageBytes(
-  admin: Admin,
+  admin: TransportAdmin,
   topics: string[],
 ): Promise<Map<string, number>> {
-  const { resources } = await admin.describeConfigs({
-    includeSynonyms: false,
-    resources: topics.map((name) => ({
-      type: ConfigResourceTypes.TOPIC,
-      name,
-      configNames: ['max.message.bytes'],
-    })),
-  });
+  const configs = await admin.topicConfigs(topics, ['max.message.bytes']);
   const out = new Map<string, number>();
-  for (const r of resources) {
-    const value = Number(
-      r.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue,
-    );
-    if (Number.isSafeInteger(value) && value > 0) out.set(r.resourceName, value);
+  for (const [topic, config] of configs) {
+    const value = Number(config.get('max.message.bytes'));
+    if (Number.isSafeInteger(value) && value > 0) out.set(topic, value);
   }
   return out;
 }
 
-export async function ensureTopics(admin: Admin, c: Config): Promise<EnsuredTopics> {
+export async function ensureTopics(admin: TransportAdmin, c: Config): Promise<EnsuredTopics> {
   const all = TOPIC_KEYS.map((key) => c[key]);
   const existing = new Set(await admin.listTopics());
-  const brokers = (await admin.describeCluster()).brokers.length;
+  const brokers = await admin.brokerCount();
   const replication = chooseReplication(brokers, c);
   const { replicationFactor } = replication;
   const minIsr =
@@ -154,15 +136,14 @@ export async function ensureTopics(admin: Admin, c: Config): Promise<EnsuredTopi
       : [{ name: 'min.insync.replicas', value: String(replication.minInsyncReplicas) }];
   const plain = all.filter((t) => t !== c.changelogTopic && !existing.has(t));
   if (plain.length > 0) {
-    await admin.createTopics({
-      waitForLeaders: false,
-      topics: plain.map((topic) => ({
+    await admin.createTopics(
+      plain.map((topic) => ({
         topic,
         numPartitions: c.partitions,
         replicationFactor,
         configEntries: minIsr,
       })),
-    });
+    );
   }
   // Each topic's partitions once (waiting for the leaders of those just created).
   const partitions = new Map<string, number>();
@@ -174,21 +155,18 @@ export async function ensureTopics(admin: Admin, c: Config): Promise<EnsuredTopi
   for (const t of plain) await count(t);
   const inputPartitions = await count(c.inputTopic);
   if (!existing.has(c.changelogTopic)) {
-    await admin.createTopics({
-      waitForLeaders: false,
-      topics: [
-        {
-          topic: c.changelogTopic,
-          numPartitions: inputPartitions,
-          replicationFactor,
-          configEntries: [
-            { name: 'cleanup.policy', value: 'compact' },
-            { name: 'min.compaction.lag.ms', value: '0' },
-            ...minIsr,
-          ],
-        },
-      ],
-    });
+    await admin.createTopics([
+      {
+        topic: c.changelogTopic,
+        numPartitions: inputPartitions,
+        replicationFactor,
+        configEntries: [
+          { name: 'cleanup.policy', value: 'compact' },
+          { name: 'min.compaction.lag.ms', value: '0' },
+          ...minIsr,
+        ],
+      },
+    ]);
   }
   const changelogPartitions = await count(c.changelogTopic);
   if (changelogPartitions !== inputPartitions) {
@@ -222,7 +200,7 @@ export async function ensureTopics(admin: Admin, c: Config): Promise<EnsuredTopi
  * topic, so creating "absent" topics would fail its connect.
  */
 export async function clientInputPartitions(
-  admin: Admin,
+  admin: TransportAdmin,
   c: Config,
   log?: Pick<Logger, 'warn'>,
 ): Promise<number> {

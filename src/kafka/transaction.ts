@@ -1,150 +1,68 @@
 /**
- * The commit of one batch: its transactional producer (one per input partition, its
- * transactionalId derived from group + topic + partition, so that a new owner fences a zombie),
- * and the transaction that makes the batch's outputs, changelog records and consumer offset
- * visible together or not at all.
+ * The commit of one batch: the transaction that makes the batch's outputs, changelog records
+ * and consumer offset visible together or not at all, on a transactional producer of the
+ * transport (src/kafka/transport/producer.ts). Its producer's transactionalId is derived from
+ * group + topic + partition (one producer per input partition), so that a new owner fences a
+ * zombie.
  *
- * kafkajs' failures become three typed errors here, where kafkajs raises them, so that the
- * processor decides by class and never by message text (by kafkajs' error types:
- * src/kafka/kafkajs/errorTypes.ts):
- * - `BeforeTransactionError`: nothing was sent (the batch could not be decoded yet, or no
- *   transaction could begin): reading the batch again is exact;
- * - `ProducerFencedError`: the broker refused this producer (a newer one has its
- *   transactionalId, or its epoch or sequence is no longer valid): a new producer is needed;
- * - `TransactionOutcomeUnknownError`: the transaction failed once begun: it may or may not
- *   have committed, so Kafka (changelog, committed offset) is the truth.
+ * The transport types its client's failures (src/kafka/transport/errors.ts); here they become
+ * what the processor acts on, by class and never by message text:
+ * - `BeforeTransactionError`: nothing was sent: reading the batch again is exact;
+ * - `ProducerFencedError`: a new producer is needed;
+ * - `TransactionOutcomeUnknownError`: the transaction failed once begun: Kafka is the truth;
+ * - `RecordTooLargeError`: the broker refused a request as too large, and the abort succeeded.
  */
-import {
-  fencingErrorType,
-  isRecordTooLarge,
-  type Kafka,
-  type Message,
-  murmur2Partitioner,
-  pinPartitions,
-  type Producer,
-  sendPartitionByPartition,
-  type Transaction,
-} from './kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
-import { REQUEST_BUDGET_BYTES, outputRequests } from './outputChunks';
-import { RECORD_MARGIN } from './recordLimits';
-import { errorClass } from '../errors';
 import { withTimeout } from '../time';
+import { REQUEST_BUDGET_BYTES, outputRequests } from './outputChunks';
+import { pinPartitions } from './placement';
+import { RECORD_MARGIN } from './recordLimits';
+import {
+  BeforeTransactionError,
+  ProducerFencedError,
+  RecordTooLargeError,
+  TransactionOutcomeUnknownError,
+  type GroupMetadata,
+  type OutRecord,
+  type TransactionalProducer,
+  type Transport,
+} from './transport';
 
-/**
- * The broker refused one produce request of the transaction as too large: `topic` and the
- * request's `messages` (one topic-partition's). The transaction was aborted: nothing of the
- * batch is visible and the committed state is intact.
- */
-export class RecordTooLargeError extends errorClass('RECORD_TOO_LARGE', 'RecordTooLargeError') {
-  constructor(
-    readonly topic: string,
-    readonly messages: readonly Message[],
-    override readonly cause: unknown,
-  ) {
-    super(
-      `the broker refused ${messages.length} record(s) for ${topic} as too large: ${messageOf(cause)}`,
-      { cause },
-    );
-  }
-}
-
-/** A failure before the batch's transaction began (e.g. the registry is unreachable). */
-export class BeforeTransactionError extends errorClass(
-  'BEFORE_TRANSACTION',
-  'BeforeTransactionError',
-) {
-  constructor(override readonly cause: unknown) {
-    super(`before the transaction: ${messageOf(cause)}`, { cause });
-  }
-}
-
-/** The broker fenced this producer (`type`: the kafkajs protocol error type). */
-export class ProducerFencedError extends errorClass('PRODUCER_FENCED', 'ProducerFencedError') {
-  constructor(
-    readonly type: string,
-    override readonly cause: unknown,
-  ) {
-    super(`producer fenced (${type}): ${messageOf(cause)}`, { cause });
-  }
-}
-
-/** The transaction failed after it began: whether it committed is not known here. */
-export class TransactionOutcomeUnknownError extends errorClass(
-  'TRANSACTION_OUTCOME_UNKNOWN',
-  'TransactionOutcomeUnknownError',
-) {
-  constructor(override readonly cause: unknown) {
-    super(`transaction outcome unknown: ${messageOf(cause)}`, { cause });
-  }
-}
-
-const messageOf = (cause: unknown) => (cause as Error)?.message ?? String(cause);
-
-/** `e` as the typed error of a failure inside the transaction. */
+/** `e`, a failure inside the transaction, as the typed error the processor acts on. */
 function duringTransaction(e: unknown): ProducerFencedError | TransactionOutcomeUnknownError {
-  const type = fencingErrorType(e);
-  return type !== null ? new ProducerFencedError(type, e) : new TransactionOutcomeUnknownError(e);
+  return e instanceof ProducerFencedError ? e : new TransactionOutcomeUnknownError(e);
 }
-
-/**
- * What a partition's task uses of its transactional producer (kafkajs' Producer is one; the
- * unit tests of src/kafka/partition.ts give a fake): connect, disconnect, and transactions that
- * send records and the consumer offset, then commit or abort.
- */
-export interface TransactionalProducer {
-  connect(): Promise<void>;
-  disconnect(): Promise<void>;
-  transaction(): Promise<ProducerTransaction>;
-}
-
-export type ProducerTransaction = Pick<
-  Transaction,
-  'send' | 'sendBatch' | 'sendOffsets' | 'commit' | 'abort'
->;
 
 export function transactionalId(c: Config, partition: number): string {
   return `${c.groupId}-${c.inputTopic}-${partition}`;
 }
 
 export function newTransactionalProducer(
-  kafka: Kafka,
+  transport: Transport,
   config: Config,
   partition: number,
   log: Logger,
-): Producer {
-  const producer = kafka.producer({
+): TransactionalProducer {
+  return transport.transactionalProducer({
     transactionalId: transactionalId(config, partition),
-    idempotent: true,
-    maxInFlightRequests: 1,
-    transactionTimeout: config.transactionTimeoutMs,
-    allowAutoTopicCreation: false,
-    // Where kafkajs' DefaultPartitioner would place a message, with a murmur2 linear in the key
-    // (kafkajs' own is quadratic: src/kafka/kafkajs/partitioner.ts); named, so kafkajs does not
-    // warn about its v2 change.
-    createPartitioner: murmur2Partitioner,
-    // kafkajs' default for an idempotent producer is unlimited retries; the client's 200 ms
-    // first delay would hold every transaction begun before the previous one's markers are
-    // written (CONCURRENT_TRANSACTIONS, KAFKA-5477) for ~200 ms.
-    retry: {
-      retries: Number.MAX_SAFE_INTEGER,
-      initialRetryTime: config.transactionRetryMs,
-    },
-  });
-  if (log.isLevelEnabled('trace')) {
+    transactionTimeoutMs: config.transactionTimeoutMs,
+    retryMs: config.transactionRetryMs,
     // Every request of the transaction protocol with its duration (retries show as repeats).
-    producer.on(producer.events.REQUEST, ({ payload }) =>
-      log.trace({ partition, api: payload.apiName, ms: payload.duration }, 'producer request'),
-    );
-  }
-  return producer;
+    ...(log.isLevelEnabled('trace')
+      ? {
+          onRequest: (api: string, ms: number) =>
+            log.trace({ partition, api, ms }, 'producer request'),
+        }
+      : {}),
+  });
 }
 
 /** What one batch commits: its records by topic and the input position after it. */
 export interface BatchCommit {
-  sends: ReadonlyMap<string, Message[]>;
-  consumerGroupId: string;
+  sends: ReadonlyMap<string, OutRecord[]>;
+  /** The consumer group whose position the transaction commits. */
+  group: GroupMetadata;
   topic: string;
   partition: number;
   /** The offset after the batch's last record. */
@@ -176,8 +94,7 @@ export async function commitBatch(
 ): Promise<CommitTimes> {
   const begun = performance.now();
   const txn = await producer.transaction().catch((e: unknown) => {
-    const type = fencingErrorType(e);
-    throw type !== null ? new ProducerFencedError(type, e) : new BeforeTransactionError(e);
+    throw e instanceof ProducerFencedError ? e : new BeforeTransactionError(e);
   });
   let sent = begun;
   let offsetsSent = begun;
@@ -186,24 +103,19 @@ export async function commitBatch(
     // limit together. Dead letters too: they are copies of input records plus headers, so
     // those of a fetched batch near its size limit exceed message.max.bytes together
     // (MESSAGE_TOO_LARGE on every retry: the partition would be stuck for good).
-    // Pinned, so that a produce request's results can be checked partition by partition:
-    // kafkajs 2.2.4's retry of a partly failed sendBatch skips the brokers that already
-    // answered (tulios/kafkajs#1303), so after a leader move outputs can be unwritten (or
-    // written twice) while offsets and changelog commit; such a send aborts the transaction
+    // Pinned, so that the transport can check a produce request's results partition by
+    // partition: kafkajs 2.2.4's retry of a partly failed sendBatch skips the brokers that
+    // already answered (tulios/kafkajs#1303), so after a leader move outputs can be unwritten
+    // (or written twice) while offsets and changelog commit; such a send aborts the transaction
     // (test/unit/partition-per-request.test.ts).
-    // One topic-partition per sendBatch (sendPartitionByPartition, src/kafka/kafkajs): a kafkajs
-    // retry of a request to several leaders can write one leader's messages twice, unseen by
-    // the check of its results.
     pinPartitions(c.sends, c.partitionCounts);
     for (const request of outputRequests([...c.sends], requestBudget(c.limitOf)))
-      await sendPartitionByPartition(txn, request, (e, sent) =>
-        isRecordTooLarge(e) ? new RecordTooLargeError(sent.topic, sent.messages, e) : e,
-      );
+      await txn.send(request);
     sent = performance.now();
-    await txn.sendOffsets({
-      consumerGroupId: c.consumerGroupId,
-      topics: [{ topic: c.topic, partitions: [{ partition: c.partition, offset: c.nextOffset }] }],
-    });
+    await txn.sendOffsets(
+      [{ topic: c.topic, partition: c.partition, offset: c.nextOffset }],
+      c.group,
+    );
     offsetsSent = performance.now();
     await txn.commit();
   } catch (e) {

@@ -44,3 +44,25 @@ export function importCycles(files: readonly string[], root: string): string[][]
   for (const f of files) visit(f);
   return found;
 }
+
+/** What `file` imports (or re-exports) by name from a relative path: the file and the names. */
+export function namedImports(file: string): { from: string; names: string[] }[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:import|export)\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'(\.[^']+)'/g)]
+    .map((m) => {
+      const base = path.resolve(path.dirname(file), m[2]!);
+      const found = [`${base}.ts`, path.join(base, 'index.ts')].find((f) => existsSync(f));
+      const names = m[1]!
+        .split(',')
+        .map(
+          (n) =>
+            n
+              .trim()
+              .replace(/^type\s+/, '')
+              .split(/\s+as\s+/)[0]!,
+        )
+        .filter((n) => n.length > 0);
+      return { from: found ?? '', names };
+    })
+    .filter((i) => i.from !== '');
+}

@@ -31,7 +31,7 @@ import {
 } from '../../src/kafka/changelogKeys';
 import type { DecodedRecord, RawRecord } from '../../src/kafka/records';
 import { SessionStates } from '../../src/kafka/sessionStates';
-import { BeforeTransactionError } from '../../src/kafka/transaction';
+import { BeforeTransactionError } from '../../src/kafka/transport';
 import { RegistryUnavailableError, type RegistryCodec } from '../../src/registry/codec';
 import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
 import { haltThenAcknowledgeExample, seedIncidentExample } from '../support/examples';

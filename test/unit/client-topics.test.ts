@@ -4,7 +4,7 @@
  * naming the topic, its setting, the cause and how to create it; a verdict topic created
  * beside an existing input is said at warn (its requests would otherwise only time out).
  */
-import type { Admin } from '../../src/kafka/kafkajs';
+import type { TransportAdmin } from '../../src/kafka/transport';
 import { DEFAULTS } from '../../src/config/config';
 import { clientInputPartitions } from '../../src/kafka/topics';
 import {
@@ -26,9 +26,9 @@ describe('missing client topics', () => {
   it('a verdict topic that cannot be created: TOPIC_MISSING at connect, one line naming the topic, the setting, the cause and the command that creates it', async () => {
     const admin = {
       listTopics: () => Promise.resolve(['ctx']),
-      describeCluster: () => Promise.resolve({ brokers: [{}] }),
+      brokerCount: () => Promise.resolve(1),
       createTopics: () => Promise.reject(new Error('Topic authorization failed')),
-    } as unknown as Admin;
+    } as unknown as TransportAdmin;
     const error = await clientInputPartitions(admin, config).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'TOPIC_MISSING' });
     const message = (error as Error).message;

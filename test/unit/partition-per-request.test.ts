@@ -1,10 +1,7 @@
 import fc from 'fast-check';
 import type { Message, TopicMessages } from 'kafkajs';
-import {
-  onePartitionEach,
-  pinPartitions,
-  sendProblems,
-} from '../../src/kafka/kafkajs/partitionPerRequest';
+import { onePartitionEach, sendProblems } from '../../src/kafka/kafkajs/partitionPerRequest';
+import { pinPartitions } from '../../src/kafka/placement';
 
 describe('outputs pinned to partitions, and every pinned partition acknowledged (regression: kafkajs#1303)', () => {
   it("pins a keyed message where Kafka's Java client would put it (murmur2), keeps given partitions", () => {

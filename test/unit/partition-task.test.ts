@@ -16,18 +16,25 @@ import type { ContextEvent } from '../../src/engine/events';
 import { serializeState } from '../../src/engine/serialize';
 import { positionKey, sessionOfKey } from '../../src/kafka/changelogKeys';
 import { restoreGroup } from '../../src/kafka/groupRestore';
-import type { Batch, Message, TopicMessages } from '../../src/kafka/kafkajs';
+import { typedFailure } from '../../src/kafka/kafkajs/transactionalProducer';
 import { PartitionTask, type TaskHost } from '../../src/kafka/partition';
 import type { ProcessorObserver } from '../../src/kafka/processorObserver';
 import { RecordLimits } from '../../src/kafka/recordLimits';
 import { applyChangelogRecord, type RestoreTarget } from '../../src/kafka/restore';
-import type { ProducerTransaction, TransactionalProducer } from '../../src/kafka/transaction';
+import type {
+  FetchedBatch,
+  OutRecord,
+  ProducerTransaction,
+  TopicRecords,
+  TransactionalProducer,
+} from '../../src/kafka/transport';
 import type { RegistryCodec } from '../../src/registry/codec';
 import { verdictType } from '../../src/schema/schemas';
 import { haltThenAcknowledgeExample, seedIncidentExample } from '../support/examples';
 import { AVRO_BODIES, DECIDED_AT } from '../support/planContext';
 
 const CONFIG: Config = { ...DEFAULTS, inputFormat: 'json' };
+const GROUP = { groupId: CONFIG.groupId, generationId: null, memberId: null };
 const OUTPUT_TOPICS = [
   CONFIG.verdictTopic,
   CONFIG.spillTopic,
@@ -41,7 +48,7 @@ type Step = 'begin' | 'send' | 'offsets' | 'commit';
 
 /** What one committed transaction made visible. */
 interface Committed {
-  records: { topic: string; message: Message }[];
+  records: { topic: string; message: OutRecord }[];
   /** The consumer offset it committed (the next record to read), if any. */
   offset: string | null;
 }
@@ -58,16 +65,19 @@ class FakeCluster {
     this.failures.push({ step, error });
   }
 
-  /** Throws the first failure queued for `step`, if any. */
+  /**
+   * Throws the first failure queued for `step`, if any, typed as the kafkajs transport types
+   * a kafkajs failure (src/kafka/kafkajs/transactionalProducer.ts).
+   */
   step(step: Step): void {
     const i = this.failures.findIndex((f) => f.step === step);
     if (i < 0) return;
     const [f] = this.failures.splice(i, 1);
-    throw f!.error;
+    throw typedFailure(f!.error);
   }
 
   /** Every committed record of `topic`, in commit order. */
-  records(topic: string): Message[] {
+  records(topic: string): OutRecord[] {
     return this.committed.flatMap((c) =>
       c.records.filter((r) => r.topic === topic).map((r) => r.message),
     );
@@ -113,27 +123,15 @@ class FakeProducer implements TransactionalProducer {
     cluster.step('begin');
     this.transactions++;
     const pending: Committed = { records: [], offset: null };
-    const add = (topicMessages: readonly TopicMessages[]) => {
-      cluster.step('send');
-      for (const { topic, messages } of topicMessages)
-        for (const message of messages) pending.records.push({ topic, message });
-      // One acknowledgement per topic-partition of the request (what sendProblems checks).
-      const acked = new Map<string, { topicName: string; partition: number; errorCode: number }>();
-      for (const { topic, messages } of topicMessages)
-        for (const m of messages)
-          acked.set(`${topic}/${m.partition}`, {
-            topicName: topic,
-            partition: m.partition ?? 0,
-            errorCode: 0,
-          });
-      return [...acked.values()];
-    };
     return {
-      send: async ({ topic, messages }) => add([{ topic, messages }]),
-      sendBatch: async ({ topicMessages }) => add(topicMessages ?? []),
-      sendOffsets: async ({ topics }) => {
+      send: async (request: readonly TopicRecords[]) => {
+        cluster.step('send');
+        for (const { topic, messages } of request)
+          for (const message of messages) pending.records.push({ topic, message });
+      },
+      sendOffsets: async (offsets) => {
         cluster.step('offsets');
-        pending.offset = topics[0]!.partitions[0]!.offset;
+        pending.offset = offsets[0]!.offset;
       },
       commit: async () => {
         cluster.step('commit');
@@ -181,7 +179,7 @@ function hostOf(cluster: FakeCluster): { host: TaskHost; seen: Seen } {
 }
 
 /** A fetched batch of partition 0 of the input topic: `events` as JSON from `first` on. */
-function batchOf(events: readonly ContextEvent[], first: number): Batch {
+function batchOf(events: readonly ContextEvent[], first: number): FetchedBatch {
   const messages = events.map((e, i) => ({
     key: Buffer.from(e.sessionId),
     value: Buffer.from(JSON.stringify(e)),
@@ -198,7 +196,7 @@ function batchOf(events: readonly ContextEvent[], first: number): Batch {
     messages,
     firstOffset: () => messages[0]!.offset,
     lastOffset: () => messages[messages.length - 1]!.offset,
-  } as unknown as Batch;
+  };
 }
 
 /** A new task, restored from the (fake) changelog and running. */
@@ -258,7 +256,7 @@ describe('a partition task', () => {
     const want = expected(EVENTS);
     expect(want.verdicts.length).toBeGreaterThan(0);
 
-    const outcome = await task.process(batchOf(EVENTS, 0), CONFIG.groupId);
+    const outcome = await task.process(batchOf(EVENTS, 0), GROUP);
 
     expect(outcome).toEqual({ kind: 'committed', lastOffset: String(EVENTS.length - 1) });
     const [batch, ...more] = cluster.batches();
@@ -288,7 +286,7 @@ describe('a partition task', () => {
     cluster.failNext('begin', new Error('the coordinator is loading'));
 
     const batch = batchOf(EVENTS, 0);
-    const failed = await task.process(batch, CONFIG.groupId);
+    const failed = await task.process(batch, GROUP);
 
     expect(failed).toMatchObject({ kind: 'retrying', cause: { code: 'BEFORE_TRANSACTION' } });
     expect(seen.seeks).toEqual(['0']);
@@ -296,7 +294,7 @@ describe('a partition task', () => {
     expect(task.sessions.size).toBe(0);
     expect(task.phase).toBe('running');
 
-    const again = await task.process(batch, CONFIG.groupId);
+    const again = await task.process(batch, GROUP);
     expect(again).toEqual({ kind: 'committed', lastOffset: String(EVENTS.length - 1) });
     expect(cluster.batches()).toHaveLength(1);
     expect(verdicts(cluster)).toEqual(expected(EVENTS).verdicts);
@@ -308,7 +306,7 @@ describe('a partition task', () => {
     cluster.failNext('send', protocolError('NOT_LEADER_FOR_PARTITION', 6, true));
 
     const batch = batchOf(EVENTS, 0);
-    const failed = await task.process(batch, CONFIG.groupId);
+    const failed = await task.process(batch, GROUP);
 
     expect(failed).toMatchObject({
       kind: 'resyncing',
@@ -319,7 +317,7 @@ describe('a partition task', () => {
     expect(seen.seeks).toEqual(['0']);
     expect(cluster.batches()).toEqual([]);
 
-    expect(await task.process(batch, CONFIG.groupId)).toEqual({
+    expect(await task.process(batch, GROUP)).toEqual({
       kind: 'committed',
       lastOffset: String(EVENTS.length - 1),
     });
@@ -330,7 +328,7 @@ describe('a partition task', () => {
     const { task, cluster, seen } = await runningTask();
     cluster.failNext('commit', protocolError('INVALID_PRODUCER_EPOCH', 47, false));
 
-    const outcome = await task.process(batchOf(EVENTS, 0), CONFIG.groupId);
+    const outcome = await task.process(batchOf(EVENTS, 0), GROUP);
 
     expect(outcome).toMatchObject({
       kind: 'fenced',
@@ -347,11 +345,11 @@ describe('a partition task', () => {
     const second = haltThenAcknowledgeExample();
     const first = batchOf(EVENTS, 0);
     const next = batchOf(second, EVENTS.length);
-    expect(await task.process(first, CONFIG.groupId)).toMatchObject({ kind: 'committed' });
+    expect(await task.process(first, GROUP)).toMatchObject({ kind: 'committed' });
     const afterFirst = statesOf(task);
     cluster.failNext('offsets', protocolError('REQUEST_TIMED_OUT', 7, true));
 
-    expect(await task.process(next, CONFIG.groupId)).toMatchObject({ kind: 'resyncing' });
+    expect(await task.process(next, GROUP)).toMatchObject({ kind: 'resyncing' });
     expect(task.phase).toBe('resyncing');
     await task.whenSettled();
 
@@ -359,7 +357,7 @@ describe('a partition task', () => {
     expect(statesOf(task)).toEqual(afterFirst);
     expect(seen.seeks).toEqual([String(EVENTS.length)]);
     // The batch read again from there commits once, as if nothing had failed.
-    expect(await task.process(next, CONFIG.groupId)).toMatchObject({ kind: 'committed' });
+    expect(await task.process(next, GROUP)).toMatchObject({ kind: 'committed' });
     const all = expected([...EVENTS, ...second]);
     expect(verdicts(cluster)).toEqual(all.verdicts);
     expect(statesOf(task)).toEqual(all.states);
@@ -372,7 +370,7 @@ describe('a partition task', () => {
   it('a revoked task touches nothing after a failed transaction: no seek, no resync', async () => {
     const { task, cluster, seen } = await runningTask();
     cluster.failNext('send', protocolError('NOT_LEADER_FOR_PARTITION', 6, true));
-    const pending = task.process(batchOf(EVENTS, 0), CONFIG.groupId);
+    const pending = task.process(batchOf(EVENTS, 0), GROUP);
     task.revoke();
     expect(await pending).toMatchObject({ kind: 'resyncing' });
     expect({ seeks: seen.seeks, resyncs: seen.resyncs, phase: task.phase }).toEqual({

@@ -19,11 +19,8 @@ import {
   isTransientKafkaFailure,
   TOO_LARGE_ERROR_TYPES,
 } from '../../src/kafka/kafkajs/errorTypes';
-import {
-  commitWithin,
-  RecordTooLargeError,
-  TransactionOutcomeUnknownError,
-} from '../../src/kafka/transaction';
+import { commitWithin } from '../../src/kafka/transaction';
+import { RecordTooLargeError, TransactionOutcomeUnknownError } from '../../src/kafka/transport';
 import { ERROR_CODES, isRetriable } from '../../src/errors';
 
 /** A protocol error as kafkajs builds it from a broker's error code (src/protocol/error.js). */

@@ -3,7 +3,7 @@
  * (`PlanContext`) and the plan of one transaction (`BatchPlan`). The planner is planner.ts;
  * the loop that plans a batch within the transaction budget is planBatch.ts.
  */
-import type { Message } from '../kafkajs';
+import type { OutRecord } from '../transport';
 import type { Config } from '../../config/config';
 import type { Output } from '../../engine/collector';
 import type { EngineInput, EngineOptions, StepResult } from '../../engine/evolve';
@@ -104,7 +104,7 @@ export interface DeadLetterNote {
 
 export interface BatchPlan {
   /** What the transaction writes, by topic: outputs and dead letters in record order, then the changelog. */
-  sends: Map<string, Message[]>;
+  sends: Map<string, OutRecord[]>;
   /** Each touched session's state after the batch; null: freed (its changelog record is a tombstone). */
   overlay: Map<string, SessionState | null>;
   /** Each touched session's stamp (processing time: the plan's), as its changelog record's headers hold it. */

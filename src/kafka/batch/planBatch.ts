@@ -5,7 +5,7 @@
  * sent while it runs.
  */
 import type { DecodedRecord, RawRecord } from '../records';
-import { BeforeTransactionError } from '../transaction';
+import { BeforeTransactionError } from '../transport';
 import { DecoderUnavailableError } from './decoder';
 import type { BatchPlan, PlanContext, PlanLessons } from './plan';
 import { BatchPlanner, UnserializableStates } from './planner';

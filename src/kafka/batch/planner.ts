@@ -18,7 +18,7 @@
  * A `BatchPlanner` takes the decoded records one by one (decoder.ts; so that a batch's decoded
  * events do not all live at once) and is synchronous and deterministic given its clocks.
  */
-import type { Message } from '../kafkajs';
+import type { OutRecord } from '../transport';
 import type { Output } from '../../engine/collector';
 import { refuseMalformed } from '../../engine/decide';
 import type { CompactionRequested } from '../../engine/events';
@@ -64,12 +64,12 @@ export class UnserializableStates extends Error {
   }
 }
 
-type Placed = { topic: string; message: Message };
+type Placed = { topic: string; message: OutRecord };
 
 /** A batch's plan, record by record: `add` each decoded record in order, then `finish`. */
 export class BatchPlanner {
   private readonly overlay = new Map<string, SessionState | null>();
-  private readonly sends = new Map<string, Message[]>();
+  private readonly sends = new Map<string, OutRecord[]>();
   private readonly delivered: Output[] = [];
   private readonly deadLetters: DeadLetterNote[] = [];
   private readonly tally = new EventTally();
@@ -95,7 +95,7 @@ export class BatchPlanner {
     this.lessons = ctx.lessons ?? new PlanLessons();
   }
 
-  private emit(topic: string, message: Message): void {
+  private emit(topic: string, message: OutRecord): void {
     this.records++;
     this.bytes += estimatedBytes(message);
     const list = this.sends.get(topic);

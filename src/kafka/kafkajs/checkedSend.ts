@@ -16,7 +16,8 @@ import type { Message, Producer, TopicMessages } from 'kafkajs';
 import type { Logger } from 'pino';
 import { errorClass } from '../../errors';
 import { sleep } from '../../time';
-import { pinPartitions, sendProblems, type SentPartition } from './partitionPerRequest';
+import { pinPartitions } from '../placement';
+import { sendProblems, type SentPartition } from './partitionPerRequest';
 
 /** Most sends of one request's messages (the first included) before giving up. */
 export const MAX_SEND_ROUNDS = 5;

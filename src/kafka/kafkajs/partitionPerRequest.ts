@@ -7,8 +7,7 @@
  * topic-partition each (`onePartitionEach`, `sendPartitionByPartition`), and each request's
  * results compared with what it carried (`sendProblems`).
  */
-import type { Message, TopicMessages, Transaction } from 'kafkajs';
-import { defaultPartition } from './partitioner';
+import type { TopicMessages, Transaction } from 'kafkajs';
 
 /**
  * A request's messages as one request per topic-partition, in their order. kafkajs 2.2.4 sends
@@ -69,26 +68,6 @@ export function sendProblems(
     }
   const repeated = [...acked].filter(([, n]) => n > 1).map(([key]) => key);
   return { missing: [...missing], repeated };
-}
-
-/**
- * Gives every message without a partition the one Kafka's default partitioner would choose
- * for a topic of `counts.get(topic)` partitions (`defaultPartition`: murmur2 of the key, as
- * Java's client), so the outputs land where they always did and `unacknowledged` knows every
- * partition a request carries. Topics of unknown size are left to kafkajs. Changes the
- * messages in place.
- */
-export function pinPartitions(
-  outputs: Iterable<readonly [string, readonly Message[]]>,
-  counts: ReadonlyMap<string, number>,
-): void {
-  for (const [topic, messages] of outputs) {
-    const n = counts.get(topic);
-    if (n === undefined) continue;
-    for (const m of messages)
-      if (m.partition === undefined)
-        (m as { partition?: number }).partition = defaultPartition(topic, n, m);
-  }
 }
 
 /**

@@ -9,26 +9,8 @@
  * our own murmur2 (src/kafka/murmur2.ts, 32-bit arithmetic, linear): where kafkajs would have
  * placed it, in time linear in its key (docs/decisions.md 144).
  */
-import { randomInt } from 'node:crypto';
-import type { ICustomPartitioner, Message } from 'kafkajs';
-import { keyPartition } from '../murmur2';
-
-const nextUnkeyed = new Map<string, number>();
-
-/**
- * The partition Kafka's default partitioner gives `message` in `topic` of `n` partitions: its
- * own partition if it has one; for a key, `toPositive(murmur2(key bytes)) % n` as Java's client
- * computes it; for no key, the next partition in turn from a random start per topic (as kafkajs'
- * DefaultPartitioner, which goes round its available partitions).
- */
-export function defaultPartition(topic: string, n: number, message: Message): number {
-  if (message.partition !== undefined && message.partition !== null) return message.partition;
-  const { key } = message;
-  if (key !== null && key !== undefined) return keyPartition(key, n);
-  const i = ((nextUnkeyed.get(topic) ?? randomInt(0x7fffffff)) + 1) & 0x7fffffff;
-  nextUnkeyed.set(topic, i);
-  return i % n;
-}
+import type { ICustomPartitioner } from 'kafkajs';
+import { defaultPartition } from '../placement';
 
 /**
  * kafkajs' `createPartitioner` for our producers: `defaultPartition` on the topic's partitions as

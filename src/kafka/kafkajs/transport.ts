@@ -1,0 +1,24 @@
+/** The transport (src/kafka/transport) on kafkajs 2.2.4. */
+import type { Kafka } from 'kafkajs';
+import type { Transport } from '../transport/transport';
+import { kafkajsAdmin } from './admin';
+import { cacheTransactionCoordinators } from './coordinatorCache';
+import { isTransientKafkaFailure } from './errorTypes';
+import { kafkajsGroupConsumer, kafkajsPartitionReader } from './groupConsumer';
+import { kafkajsTransactionalProducer } from './transactionalProducer';
+
+export interface KafkajsTransportOptions {
+  /** Cache transaction coordinators (coordinatorCache.ts; CG_COORDINATOR_CACHE). */
+  coordinatorCache: boolean;
+}
+
+export function kafkajsTransport(kafka: Kafka, o: KafkajsTransportOptions): Transport {
+  if (o.coordinatorCache) cacheTransactionCoordinators(kafka);
+  return {
+    admin: () => kafkajsAdmin(kafka.admin()),
+    groupConsumer: (options) => kafkajsGroupConsumer(kafka, options),
+    partitionReader: (options) => kafkajsPartitionReader(kafka, options),
+    transactionalProducer: (options) => kafkajsTransactionalProducer(kafka, options),
+    isTransient: isTransientKafkaFailure,
+  };
+}

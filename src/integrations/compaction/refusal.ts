@@ -4,6 +4,7 @@
  */
 import type { Span, Unit } from '../../engine/events';
 import type { Verdict } from '../../engine/outputs';
+import { verdictHoles } from '../../client/spillAnswerCheck';
 import type { DegenerateReason } from './summaryCheck';
 
 /**
@@ -101,7 +102,7 @@ export function verdictReason(verdict: Verdict | null): 'HALTED' | 'REFUSED' | '
  * how to look and write the loss off (docs/operations.md, "On call").
  */
 export function haltWarning(r: GuardRefusal): string {
-  const holes = (r.verdict?.reasons ?? []).flatMap((reason) => reason.holes);
+  const holes = r.verdict ? verdictHoles(r.verdict) : [];
   const range = holes.length
     ? `${Math.min(...holes.map((h) => h.start))}-${Math.max(...holes.map((h) => h.end))}`
     : 'START-END';

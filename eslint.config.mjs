@@ -26,6 +26,15 @@ export default tseslint.config(
     },
   },
   {
+    // jest's CommonJS transformers (test/support/*.cjs).
+    files: ['test/support/**/*.cjs'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // The kafkajs boundary (src/kafka/kafkajs/index.ts): the rest of src/ reaches kafkajs only
     // through it, so that its workarounds stay in one place and a second client has one
     // interface to fill (docs/decisions.md).

@@ -3,12 +3,14 @@
  * own). `npm test` runs all three. */
 // Transpile only (tsconfig's isolatedModules): `npm run typecheck` checks the types once.
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
-// The AI SDK (`ai` 7.x and its own packages) ships ES modules only. Node 22 loads them from
-// CommonJS by itself (require(esm)), jest's module loader does not before Node 24.9: jest
-// compiles them to CommonJS (zod: the ESM files of it that the AI SDK imports).
-const ESM_ONLY = '(ai|@ai-sdk/[^/]+|@workflow/serde|zod)';
+// The AI SDK (`ai` 7.x and its own packages) and @platformatic/kafka (with its own packages
+// and scule) ship ES modules only. Node 22 loads them from CommonJS by itself (require(esm)),
+// jest's module loader does not before Node 24.9: jest compiles them to CommonJS (zod: the
+// ESM files of it that the AI SDK imports), `import.meta.url` included
+// (test/support/esmToCjsTransformer.cjs).
+const ESM_ONLY = '(ai|@ai-sdk/[^/]+|@workflow/serde|zod|@platformatic/[^/]+|scule)';
 const esmToCjs = [
-  'ts-jest',
+  '<rootDir>/test/support/esmToCjsTransformer.cjs',
   { tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022', sourceMap: false } },
 ];
 const transform = {

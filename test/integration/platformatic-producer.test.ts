@@ -4,13 +4,17 @@
  * fences its previous producer; records and a group's offsets commit together and a
  * read_committed kafkajs consumer sees the committed records (UTF-8 headers and timestamps as
  * sent) and not the aborted ones; offsets sent with a generation the group has left behind are
- * refused (KIP-447) as a fencing; a record too large for its topic fails with the topic named.
+ * refused (KIP-447) as a fencing; a record too large for its topic fails with the topic named;
+ * and the process-wide SharedTransactions (src/kafka/sharedTransactions.ts) over it commits
+ * several partitions' batches in fewer transactions than batches.
  * The group member is the library's own Consumer, as bench/probes/platformatic/gap4-kip447.mjs
  * has it.
  */
 import { randomUUID } from 'node:crypto';
 import { Consumer, MessagesStreamModes, type BaseOptions } from '@platformatic/kafka';
 import { platformaticTransactionalProducer } from '../../src/kafka/platformatic/transactionalProducer';
+import { SharedTransactions } from '../../src/kafka/sharedTransactions';
+import { commitBatch } from '../../src/kafka/transaction';
 import {
   ProducerFencedError,
   RecordTooLargeError,
@@ -120,7 +124,7 @@ beforeAll(async () => {
   await admin.connect();
   await admin.createTopics({
     topics: [
-      { topic: IN, numPartitions: 2 },
+      { topic: IN, numPartitions: 4 },
       { topic: OUT, numPartitions: 2 },
       {
         topic: SMALL,
@@ -208,6 +212,53 @@ it('commits records and the group offset together; read_committed sees them and 
   expect(requests).toEqual(
     expect.arrayContaining(['InitProducerId', 'Produce', 'TxnOffsetCommit', 'EndTxn']),
   );
+});
+
+it('shared transactions over it: batches of four partitions committed at once share transactions, records and offsets all committed', async () => {
+  const member = members[0] ?? (await joinedMember('a'));
+  let endTxns = 0;
+  const shared = new SharedTransactions(() =>
+    producerOf(`cg-plat-shared-${RUN}`, (api) => void (api === 'EndTxn' && endTxns++)),
+  );
+  const values = (i: number) => [0, 1, 2].map((j) => `shared-${i}-${j}`);
+  const facades = [0, 1, 2, 3].map((i) => shared.forPartition(i));
+  await Promise.all(facades.map((f) => f.connect()));
+  await Promise.all(
+    facades.map((f, i) =>
+      commitBatch(f, {
+        sends: new Map([[OUT, values(i).map((value) => ({ key: value, value }))]]),
+        group: groupOf(member),
+        topic: IN,
+        partition: i,
+        nextOffset: String(10 + i),
+        partitionCounts: new Map([[OUT, 2]]),
+      }),
+    ),
+  );
+  await shared.close();
+  expect(endTxns).toBeLessThan(facades.length);
+
+  const expected = new Set([0, 1, 2, 3].flatMap(values));
+  const seen = new Set<string>();
+  await readMessages(
+    [OUT],
+    ({ message }) => {
+      if (expected.has(String(message.value))) seen.add(String(message.value));
+      return seen.size === expected.size;
+    },
+    30_000,
+  );
+  expect([...seen].sort()).toEqual([...expected].sort());
+  const admin = kafka.admin();
+  await admin.connect();
+  const [offsets] = await admin.fetchOffsets({ groupId: GROUP, topics: [IN] });
+  await admin.disconnect();
+  expect(offsets!.partitions.map((x) => [x.partition, x.offset]).sort()).toEqual([
+    [0, '10'],
+    [1, '11'],
+    [2, '12'],
+    [3, '13'],
+  ]);
 });
 
 it('refuses offsets sent with a generation the group has left behind, as a fencing (ILLEGAL_GENERATION)', async () => {

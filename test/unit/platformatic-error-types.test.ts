@@ -21,6 +21,7 @@ import {
   isTransientPlatformaticFailure,
   tooLargePartition,
 } from '../../src/kafka/platformatic/errorTypes';
+import { PRODUCER_FENCING_TYPES } from '../../src/kafka/transport/errors';
 
 // Kafka's API keys: Produce 0, TxnOffsetCommit 28, EndTxn 26.
 const PRODUCE = 0;
@@ -61,15 +62,7 @@ describe('fencingErrorType', () => {
     expect(fencingErrorType(e)).toBe('PRODUCER_FENCED');
   });
 
-  it.each([
-    'INVALID_PRODUCER_EPOCH',
-    'TRANSACTION_COORDINATOR_FENCED',
-    'INVALID_PRODUCER_ID_MAPPING',
-    'INVALID_TXN_STATE',
-    'UNKNOWN_PRODUCER_ID',
-    'OUT_OF_ORDER_SEQUENCE_NUMBER',
-    'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
-  ])('names %s as a fencing of the producer', (id) => {
+  it.each([...PRODUCER_FENCING_TYPES])('names %s as a fencing of the producer', (id) => {
     const type = fencingErrorType(produced(new ProtocolError(id)));
     expect(type).toBe(id);
     expect(isGroupFencing(type!)).toBe(false);

@@ -9,23 +9,7 @@
  * answers: bench/probes/platformatic/README.md, gap1), so it is not used.
  */
 import { TimeoutError } from '@platformatic/kafka';
-
-/**
- * Protocol errors after which the producer itself is refused: a newer producer holds its
- * transactionalId, or its epoch, id or sequence is no longer valid. The same ones the kafkajs
- * adapter counts (src/kafka/kafkajs/errorTypes.ts), TRANSACTIONAL_ID_AUTHORIZATION_FAILED
- * included: a producer that may not use its id cannot go on either.
- */
-export const PRODUCER_FENCING_TYPES: ReadonlySet<string> = new Set([
-  'INVALID_PRODUCER_EPOCH',
-  'PRODUCER_FENCED',
-  'TRANSACTION_COORDINATOR_FENCED',
-  'INVALID_PRODUCER_ID_MAPPING',
-  'INVALID_TXN_STATE',
-  'UNKNOWN_PRODUCER_ID',
-  'OUT_OF_ORDER_SEQUENCE_NUMBER',
-  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
-]);
+import { PRODUCER_FENCING_TYPES } from '../transport/errors';
 
 /**
  * Protocol errors with which the group coordinator refuses a TxnOffsetCommit of a member that

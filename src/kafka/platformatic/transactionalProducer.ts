@@ -11,7 +11,9 @@
  * - offsets from a Message-shaped object carrying the group's generation and member id, so
  *   that the coordinator refuses a member that lost its partitions (KIP-447; gap4 step 4);
  * - after a fencing error the library producer stays "in a transaction" for good, so it is
- *   closed and every later call fails with ProducerFencedError until the caller makes another.
+ *   closed and every later call fails with ProducerFencedError until the caller makes another
+ *   (when the group refused the member's offsets, the producer itself is still valid: the
+ *   caller's abort runs first, so the transaction ends now rather than at its timeout).
  * The transaction timeout is the client's generic `timeout` (also the Produce acks timeout).
  */
 import {
@@ -152,8 +154,9 @@ class FencedOnce implements TransactionalProducer {
     /** A refused offset commit: the producer goes once the caller's abort has run. */
     let fencedAfterAbort: ProducerFencedError | null = null;
     /**
-     * Whether the coordinator knows of the transaction (a partition or a group added): one it
-     * does not know is ended locally, since its EndTxn would be refused (INVALID_TXN_STATE).
+     * Whether the coordinator may know of the transaction (a partition or a group asked for):
+     * one it cannot know is ended locally, since its EndTxn would be refused
+     * (INVALID_TXN_STATE, which would fence the producer for nothing).
      */
     let touched = false;
     return {

@@ -10,6 +10,7 @@
  */
 import { KafkaJSProtocolError } from 'kafkajs';
 import { causeChain, causeMessages, type ErrorCode } from '../../errors';
+import { PRODUCER_FENCING_TYPES } from '../transport/errors';
 import { CONNECTION_FAILURE_TEXT, SASL_FAILURE_TEXT, TLS_FAILURE_TEXT } from './errorText';
 
 /** What `classify` can answer: the project's codes for a Kafka failure. */
@@ -24,20 +25,11 @@ export type KafkaFailureCode = Extract<
 
 /**
  * The kafkajs protocol error types (KafkaJSProtocolError.type) that mean the producer itself is
- * unusable; kafkajs marks each non-retriable. PRODUCER_FENCED (error code 90) is not in kafkajs
- * 2.2.4's table (brokers answer its older requests with INVALID_PRODUCER_EPOCH); it is listed
- * for a kafkajs that knows it.
+ * unusable: the transport's PRODUCER_FENCING_TYPES; kafkajs marks each non-retriable.
+ * PRODUCER_FENCED (error code 90) is not in kafkajs 2.2.4's table (brokers answer its older
+ * requests with INVALID_PRODUCER_EPOCH); it is listed for a kafkajs that knows it.
  */
-export const FENCING_ERROR_TYPES: ReadonlySet<string> = new Set([
-  'INVALID_PRODUCER_EPOCH',
-  'PRODUCER_FENCED',
-  'TRANSACTION_COORDINATOR_FENCED',
-  'INVALID_PRODUCER_ID_MAPPING',
-  'INVALID_TXN_STATE',
-  'UNKNOWN_PRODUCER_ID',
-  'OUT_OF_ORDER_SEQUENCE_NUMBER',
-  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
-]);
+export const FENCING_ERROR_TYPES: ReadonlySet<string> = PRODUCER_FENCING_TYPES;
 
 /**
  * The kafkajs protocol error types with which a broker refuses a record or record batch as too

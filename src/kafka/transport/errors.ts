@@ -16,6 +16,24 @@ import type { OutRecord } from './records';
 const messageOf = (cause: unknown) => (cause as Error)?.message ?? String(cause);
 
 /**
+ * The Kafka protocol errors (by name) after which a transactional producer itself is refused: a
+ * newer producer holds its transactionalId, or its epoch, id or sequence is no longer valid, or
+ * it may not use its id. Each transport reads its client's errors for these names
+ * (src/kafka/kafkajs/errorTypes.ts, src/kafka/platformatic/errorTypes.ts). PRODUCER_FENCED
+ * (error code 90) is what Kafka 4 answers; older request versions get INVALID_PRODUCER_EPOCH.
+ */
+export const PRODUCER_FENCING_TYPES: ReadonlySet<string> = new Set([
+  'INVALID_PRODUCER_EPOCH',
+  'PRODUCER_FENCED',
+  'TRANSACTION_COORDINATOR_FENCED',
+  'INVALID_PRODUCER_ID_MAPPING',
+  'INVALID_TXN_STATE',
+  'UNKNOWN_PRODUCER_ID',
+  'OUT_OF_ORDER_SEQUENCE_NUMBER',
+  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+]);
+
+/**
  * The broker refused one produce request of the transaction as too large: `topic` and the
  * request's `messages` (one topic-partition's). Once the transaction is aborted, nothing of the
  * batch is visible and the committed state is intact.

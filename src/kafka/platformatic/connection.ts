@@ -2,7 +2,7 @@
  * Where and how @platformatic/kafka connects: the library's base client options (every client
  * of it, Admin, Consumer and Producer, takes them) from the Config, and the Node version it
  * needs. Only types of the library are imported here, so that the check of the version runs
- * before anything loads it (src/kafka/platformatic/select.ts).
+ * before anything loads it (src/cli/run.ts).
  *
  * Every security setting of the project has a counterpart in the library: TLS with the system
  * CAs or a CA file, with or without verification, and SASL PLAIN, SCRAM-SHA-256 and

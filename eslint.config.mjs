@@ -1,6 +1,16 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const KAFKAJS = {
+  regex: '^kafkajs(/|$)',
+  message: 'import kafkajs through the boundary, src/kafka/kafkajs (index.ts), not directly.',
+};
+const PLATFORMATIC = {
+  regex: '^@platformatic/kafka(/|$)',
+  message:
+    '@platformatic/kafka is imported only under src/kafka/platformatic (the transport on it).',
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.cache/**', 'bin/**', '*.config.js'] },
   js.configs.recommended,
@@ -35,25 +45,21 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
-    // The kafkajs boundary (src/kafka/kafkajs/index.ts): the rest of src/ reaches kafkajs only
-    // through it, so that its workarounds stay in one place and a second client has one
-    // interface to fill (docs/decisions.md).
+    // The client boundaries: the rest of src/ reaches kafkajs only through src/kafka/kafkajs
+    // (index.ts), and @platformatic/kafka only from src/kafka/platformatic, so that each
+    // client's workarounds stay in one place behind the transport (docs/decisions.md 205-207).
+    // One rule per set of files: a later block's no-restricted-imports replaces an earlier one's.
     files: ['src/**/*.ts'],
-    ignores: ['src/kafka/kafkajs/**'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: '^kafkajs(/|$)',
-              message:
-                'import kafkajs through the boundary, src/kafka/kafkajs (index.ts), not directly.',
-            },
-          ],
-        },
-      ],
-    },
+    ignores: ['src/kafka/kafkajs/**', 'src/kafka/platformatic/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [KAFKAJS, PLATFORMATIC] }] },
+  },
+  {
+    files: ['src/kafka/kafkajs/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [PLATFORMATIC] }] },
+  },
+  {
+    files: ['src/kafka/platformatic/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [KAFKAJS] }] },
   },
   {
     // The client is the layer the integrations build on: it imports nothing of theirs, so
@@ -69,11 +75,8 @@ export default tseslint.config(
               message:
                 'src/client must not depend on src/integrations: move what both need into the client or a lower module.',
             },
-            {
-              regex: '^kafkajs(/|$)',
-              message:
-                'import kafkajs through the boundary, src/kafka/kafkajs (index.ts), not directly.',
-            },
+            KAFKAJS,
+            PLATFORMATIC,
           ],
         },
       ],

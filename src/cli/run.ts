@@ -3,7 +3,8 @@ import { type Config, loadConfig, requireRegistry, requireSafeHttp } from '../co
 import { createLogger, logConfiguration } from '../config/redact';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import { kafkajsTransport } from '../kafka/kafkajs';
-import { Processor } from '../kafka/processor';
+import { Processor, type ProcessorDeps } from '../kafka/processor';
+import { requirePlatformaticNode } from '../kafka/platformatic/connection';
 import { RegistryCodec } from '../registry/codec';
 import { provideServices, type Services } from '../services';
 import { Registry } from 'prom-client';
@@ -52,6 +53,8 @@ export async function startProcessor(
   options: StartOptions = {},
 ): Promise<Running> {
   requireSafeHttp(config);
+  // Before anything starts: the client chosen must run on this Node.
+  if (config.kafkaClient === 'platformatic') requirePlatformaticNode();
   logConfiguration(log, config);
   const embedded = config.brokers.length === 0;
   // Secure by default (contract §4b): a cluster without a ring is refused before anything starts.
@@ -87,9 +90,11 @@ export async function startProcessor(
     );
   }
   const kafka = kafkaClient(config.brokers, config.clientId, log, config);
+  let transport: Pick<ProcessorDeps, 'transport' | 'shareTransactions'>;
   try {
     // No broker, wrong credentials or an untrusted certificate: a clear error now, not retries.
     await checkKafkaSecurity(config.brokers, config.clientId, log, config);
+    transport = await transportFor(config, kafka);
   } catch (e) {
     await services?.stop();
     throw e;
@@ -105,7 +110,7 @@ export async function startProcessor(
   );
   keyRing.observe(metrics);
   processor = new Processor({
-    transport: kafkajsTransport(kafka, { coordinatorCache: config.coordinatorCache }),
+    ...transport,
     codec,
     config,
     log,
@@ -167,6 +172,26 @@ export async function startProcessor(
       await services?.stop();
     })());
   return { processor: running, config, metrics, httpPort, keyRing, developmentKeys, stop };
+}
+
+/**
+ * The processor's transport, by CG_KAFKA_CLIENT. @platformatic/kafka is loaded only when chosen:
+ * it is ESM-only (the CommonJS build requires it, which Node ≥ 22.12 can) and needs Node ≥ 22.22
+ * (checked at the start of startProcessor), so the default never loads it.
+ */
+async function transportFor(
+  config: Config,
+  kafka: ReturnType<typeof kafkaClient>,
+): Promise<Pick<ProcessorDeps, 'transport' | 'shareTransactions'>> {
+  if (config.kafkaClient === 'kafkajs')
+    return { transport: kafkajsTransport(kafka, { coordinatorCache: config.coordinatorCache }) };
+  const { platformaticTransport } = await import('../kafka/platformatic/transport');
+  const { platformaticClients } = await import('../kafka/platformatic/clients');
+  const clients = platformaticClients();
+  return {
+    transport: platformaticTransport(config, clients),
+    shareTransactions: clients.shareTransactions,
+  };
 }
 
 /** Signals closer together than this are one keystroke delivered twice (see runCommand). */

@@ -141,6 +141,7 @@ const optional = <T>(parse: Parse<T>): Parse<T | null> => parse;
 
 export const INPUT_FORMATS = ['auto', 'avro', 'json'] as const;
 export const SASL_MECHANISMS = ['none', 'plain', 'scram-sha-256', 'scram-sha-512'] as const;
+export const KAFKA_CLIENTS = ['kafkajs', 'platformatic'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
@@ -336,6 +337,25 @@ export const SETTINGS = {
     default: 100,
     help: 'longest an input fetch waits for new records before the broker answers empty',
     parse: integer(0),
+  }),
+  kafkaClient: setting({
+    env: 'CG_KAFKA_CLIENT',
+    default: 'kafkajs',
+    help:
+      'the Kafka client of the processor: kafkajs (one transactional producer per input partition) ' +
+      'or platformatic (@platformatic/kafka: one transactional producer per process, offsets ' +
+      "committed with the group's generation; needs Node ≥ 22.22)",
+    parse: oneOf(KAFKA_CLIENTS),
+  }),
+  instanceId: setting({
+    env: 'CG_INSTANCE_ID',
+    default: null,
+    shown: 'random per start',
+    help:
+      "this process's part of its transactional id with CG_KAFKA_CLIENT=platformatic " +
+      '(<group>-<input topic>-<instance id>): a stable one lets a restart abort its own open ' +
+      'transaction at once; two live processes must never share one (the second fences the first)',
+    parse: optional(text),
   }),
   coordinatorCache: setting({
     env: 'CG_COORDINATOR_CACHE',

@@ -24,7 +24,7 @@ import { RecordLimits } from './recordLimits';
 import type { ProcessorObserver } from './processorObserver';
 import { RESTORE_TIMEOUT_MS, restorePartitions } from './restore';
 import { ensureTopics } from './topics';
-import { newTransactionalProducer } from './transaction';
+import { partitionProducers, type PartitionProducers, type ShareTransactions } from './producers';
 import type {
   BatchControl,
   FetchedBatch,
@@ -48,6 +48,11 @@ export interface ProcessorDeps {
   trustedKeys?: () => TrustedKeyRing | null;
   observer?: ProcessorObserver;
   clock?: () => number;
+  /**
+   * How a transport with one producer per process (`producerScope: 'process'`) shares it among
+   * the partitions (src/kafka/producers.ts); unused with one per partition.
+   */
+  shareTransactions?: ShareTransactions;
 }
 
 export class Processor implements SessionDirectory {
@@ -65,10 +70,18 @@ export class Processor implements SessionDirectory {
   private stopping = false;
   private readonly observer: ProcessorObserver;
   private readonly clock: () => number;
+  /** The transactional producers the tasks commit with (one per partition, or one shared). */
+  private readonly producers: PartitionProducers;
 
   constructor(private readonly deps: ProcessorDeps) {
     this.observer = deps.observer ?? {};
     this.clock = deps.clock ?? Date.now;
+    this.producers = partitionProducers(
+      deps.transport,
+      deps.config,
+      deps.log,
+      deps.shareTransactions,
+    );
     this.capacity = new SessionCapacity(deps.config.maxSessions, () => this.sessionCount());
     this.group = { groupId: deps.config.groupId, generationId: null, memberId: null };
   }
@@ -243,7 +256,7 @@ export class Processor implements SessionDirectory {
       log,
       observer: this.observer,
       clock: this.clock,
-      newProducer: (partition) => newTransactionalProducer(transport, c, partition, log),
+      newProducer: (partition) => this.producers.forPartition(partition),
       readChangelog: (targets) =>
         restorePartitions(
           transport,
@@ -335,6 +348,7 @@ export class Processor implements SessionDirectory {
     await this.disconnectConsumer();
     await Promise.all([...this.tasks.values()].map((t) => t.close()));
     this.tasks.clear();
+    await this.producers.close();
     this.joined = false;
   }
 

@@ -3,8 +3,11 @@
  * kafkajs type; the kafkajs boundary (src/kafka/kafkajs/index.ts) gives the rest of src/ its
  * transport (and the admin on a kafkajs Admin), and everything else is src/kafka/transport's
  * types. eslint refuses `kafkajs` itself outside the boundary (eslint.config.mjs); this holds
- * what eslint cannot see: which names come through the boundary.
+ * what eslint cannot see: which names come through the boundary. The same for the second client,
+ * @platformatic/kafka: imported only under src/kafka/platformatic, which gives the rest of src/
+ * its transport (loaded only when chosen) and the check of the Node version it needs.
  */
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { namedImports, sourceFiles } from '../support/sourceImports';
 
@@ -86,4 +89,58 @@ it('the check sees a kafkajs type taken through the boundary, and passes the tra
     namedImports(f).flatMap((i) => (i.from.startsWith(BOUNDARY + path.sep) ? i.names : []));
   expect(names(path.join(SRC, 'cli', 'tail.ts'))).toContain('KafkaMessage');
   expect(names(path.join(SRC, 'cli', 'run.ts'))).toContain('kafkajsTransport');
+});
+
+// ---- the second client: @platformatic/kafka, only under src/kafka/platformatic ----------------
+
+const PLATFORMATIC = path.join(SRC, 'kafka', 'platformatic');
+const outsidePlatformatic = sourceFiles(SRC).filter((f) => !f.startsWith(PLATFORMATIC + path.sep));
+
+/** What the rest of src/ may take from src/kafka/platformatic: the transport and the Node check. */
+const PLATFORMATIC_EXPORTS = new Set([
+  'platformaticTransport',
+  'platformaticClients',
+  'requirePlatformaticNode',
+]);
+
+/** The names `file` takes from src/kafka/platformatic, statically or by `await import(…)`. */
+function platformaticNames(file: string): string[] {
+  const dynamic = [
+    ...readFileSync(file, 'utf8').matchAll(
+      /const\s*\{([^}]*)\}\s*=\s*await\s+import\('(\.[^']+)'\)/g,
+    ),
+  ].map((m) => ({
+    from: path.resolve(path.dirname(file), m[2]!),
+    names: m[1]!.split(',').map((n) => n.trim()),
+  }));
+  return [...namedImports(file), ...dynamic]
+    .filter((i) => i.from.startsWith(PLATFORMATIC + path.sep))
+    .flatMap((i) => i.names);
+}
+
+it('outside src/kafka/platformatic, no file imports @platformatic/kafka itself', () => {
+  const importing = outsidePlatformatic.filter((f) =>
+    /(from\s+|import\()'@platformatic\/kafka/.test(readFileSync(f, 'utf8')),
+  );
+  expect(importing.map((f) => path.relative(SRC, f))).toEqual([]);
+});
+
+it('outside src/kafka/platformatic, files take only the transport and the Node check from it', () => {
+  const offenders = outsidePlatformatic.flatMap((f) =>
+    platformaticNames(f)
+      .filter((n) => !PLATFORMATIC_EXPORTS.has(n))
+      .map((n) => `${path.relative(SRC, f)}: ${n}`),
+  );
+  expect(offenders).toEqual([]);
+  // The check sees both kinds of import (run.ts loads the transport only when it is chosen).
+  const run = platformaticNames(path.join(SRC, 'cli', 'run.ts'));
+  expect(run).toEqual(expect.arrayContaining([...PLATFORMATIC_EXPORTS]));
+});
+
+it('the processor path takes nothing from src/kafka/platformatic', () => {
+  for (const f of ['processor.ts', 'partition.ts', 'transaction.ts', 'producers.ts', 'restore.ts'])
+    expect({ file: f, names: platformaticNames(path.join(SRC, 'kafka', f)) }).toEqual({
+      file: f,
+      names: [],
+    });
 });

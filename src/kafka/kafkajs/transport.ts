@@ -15,6 +15,7 @@ export interface KafkajsTransportOptions {
 export function kafkajsTransport(kafka: Kafka, o: KafkajsTransportOptions): Transport {
   if (o.coordinatorCache) cacheTransactionCoordinators(kafka);
   return {
+    producerScope: 'partition',
     admin: () => kafkajsAdmin(kafka.admin()),
     groupConsumer: (options) => kafkajsGroupConsumer(kafka, options),
     partitionReader: (options) => kafkajsPartitionReader(kafka, options),

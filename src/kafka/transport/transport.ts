@@ -1,8 +1,9 @@
 /**
  * What the processor needs of a Kafka client, in the project's own types: nothing outside a
  * client's own folder (src/kafka/kafkajs/) names that client's types (test/unit/
- * transport-boundary.test.ts holds it). One implementation today, kafkajs
- * (src/kafka/kafkajs/transport.ts); what a second one must provide: docs/decisions.md 205-207.
+ * transport-boundary.test.ts holds it). Two implementations: kafkajs
+ * (src/kafka/kafkajs/transport.ts) and @platformatic/kafka (src/kafka/platformatic/transport.ts),
+ * chosen by CG_KAFKA_CLIENT (src/cli/run.ts); docs/decisions.md 205-207 and 219.
  */
 import type { TransportAdmin } from './admin';
 import type {
@@ -14,6 +15,14 @@ import type {
 import type { TransactionalProducer, TransactionalProducerOptions } from './producer';
 
 export interface Transport {
+  /**
+   * How many transactional producers the processor runs: 'partition', one per input partition
+   * (its transactionalId fences a zombie of the partition: kafkajs, which commits offsets
+   * without the group's generation); 'process', one per process shared by the partitions
+   * through src/kafka/sharedTransactions.ts (the group coordinator refuses a zombie's offsets by
+   * generation, KIP-447: @platformatic/kafka). src/kafka/producers.ts acts on it.
+   */
+  readonly producerScope: 'partition' | 'process';
   admin(): TransportAdmin;
   groupConsumer(options: GroupConsumerOptions): GroupConsumer;
   partitionReader(options: PartitionReaderOptions): PartitionReader;

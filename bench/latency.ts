@@ -12,7 +12,9 @@
  *
  * Baseline on the same broker: a kafkajs "echo" in the same child-process position (consume
  * the input read_committed, produce each request unchanged to the output topic, idempotent,
- * no transaction): the latency of the Kafka round trip alone with these clients.
+ * no transaction): the latency of the Kafka round trip alone with these clients; and the same
+ * echo on @platformatic/kafka (`echo-platformatic`), the baseline of the product on that
+ * transport (`--alt-config kafkaClient=platformatic`: its p99 ÷ echo column uses this echo).
  * A third path, `product-uncached`, is the product with CG_COORDINATOR_CACHE=false (kafkajs'
  * FindCoordinator before 4 of each transaction's requests), so the cache's effect is measured
  * in the same run (`--skip product-uncached` leaves it out). `--alt-config k=v,...` adds a
@@ -107,9 +109,10 @@ class Traffic {
 }
 
 const ALT_CONFIG = option('alt-config');
-type PathName = 'echo' | 'product-uncached' | 'product' | 'product-alt';
+type PathName = 'echo' | 'echo-platformatic' | 'product-uncached' | 'product' | 'product-alt';
 const PATHS: readonly PathName[] = [
   'echo',
+  'echo-platformatic',
   'product-uncached',
   'product',
   ...(ALT_CONFIG ? (['product-alt'] as const) : []),
@@ -137,14 +140,15 @@ async function runOnce(env: Env, rate: number, pathName: PathName): Promise<RunR
   const c: Config = benchConfig(env, { partitions: PARTITIONS, ...CONFIG, ...variant });
   await createTopic(env.admin, c.inputTopic, PARTITIONS);
   let stopChild: () => Promise<void>;
-  if (pathName !== 'echo') {
+  const echo = isEcho(pathName);
+  if (!echo) {
     const child = await spawnProcessor(c);
     stopChild = child.stop;
   } else {
     await createTopic(env.admin, c.verdictTopic, PARTITIONS);
     const proc = spawn(
       process.execPath,
-      ['--import', 'tsx', path.join(__dirname, 'latency.ts'), '--echo-child'],
+      ['--import', 'tsx', path.join(__dirname, 'latency.ts'), `--${pathName}-child`],
       {
         stdio: ['ignore', 'pipe', 'inherit'],
         env: { ...process.env, CG_BENCH_CONFIG: JSON.stringify(c) },
@@ -179,14 +183,12 @@ async function runOnce(env: Env, rate: number, pathName: PathName): Promise<RunR
     eachBatch: async ({ batch }) => {
       const at = Date.now();
       for (const m of batch.messages) {
-        if (pathName === 'echo' && !m.headers?.at) continue;
-        const requestedAt =
-          pathName !== 'echo'
-            ? Number(
-                (verdictType.fromBuffer(m.value!.subarray(5)) as { requestedAt: number })
-                  .requestedAt,
-              )
-            : Number(m.headers!.at!.toString());
+        if (echo && !m.headers?.at) continue;
+        const requestedAt = !echo
+          ? Number(
+              (verdictType.fromBuffer(m.value!.subarray(5)) as { requestedAt: number }).requestedAt,
+            )
+          : Number(m.headers!.at!.toString());
         received++;
         if (requestedAt >= measureFrom) latencies.push(at - requestedAt);
       }
@@ -248,6 +250,18 @@ async function runOnce(env: Env, rate: number, pathName: PathName): Promise<RunR
     p999: percentile(latencies, 99.9),
     max: latencies[latencies.length - 1] ?? NaN,
   };
+}
+
+function isEcho(p: PathName): boolean {
+  return p === 'echo' || p === 'echo-platformatic';
+}
+
+/** The echo of the product's transport on kafkajs (`alt`: of the product-alt path's settings). */
+function echoOf(p: PathName): PathName {
+  const alt = p === 'product-alt' ? configFromArgs(ALT_CONFIG) : CONFIG;
+  return (alt as { kafkaClient?: string }).kafkaClient === 'platformatic'
+    ? 'echo-platformatic'
+    : 'echo';
 }
 
 /** Baseline child: consume the input read_committed, produce each request as is (no engine, no transaction). */
@@ -328,9 +342,8 @@ async function main(): Promise<void> {
     console.log('|---:|---|---:|---:|---:|---:|---:|---:|');
     const summary: Record<string, unknown>[] = [];
     for (const rate of RATES) {
-      const echoP99 = stats(
-        runs.filter((x) => x.rate === rate && x.path === 'echo').map((x) => x.p99),
-      ).median;
+      const echoP99 = (p: PathName) =>
+        stats(runs.filter((x) => x.rate === rate && x.path === echoOf(p)).map((x) => x.p99)).median;
       for (const p of PATHS) {
         const rs = runs.filter((x) => x.rate === rate && x.path === p);
         if (rs.length === 0) continue;
@@ -346,7 +359,7 @@ async function main(): Promise<void> {
         };
         summary.push(row);
         console.log(
-          `| ${rate} | ${p} | ${fmt(row.achieved)} | ${fmt(row.p50)} | ${fmt(row.p99)} | ${fmt(row.p999)} | ${fmt(row.max)} | ${p === 'echo' ? '1' : fmt(row.p99 / echoP99, 1)} |`,
+          `| ${rate} | ${p} | ${fmt(row.achieved)} | ${fmt(row.p50)} | ${fmt(row.p99)} | ${fmt(row.p999)} | ${fmt(row.max)} | ${isEcho(p) ? '1' : fmt(row.p99 / echoP99(p), 1)} |`,
         );
       }
     }
@@ -357,8 +370,57 @@ async function main(): Promise<void> {
   }
 }
 
-if (flag('echo-child')) {
-  echoChild().catch((e: unknown) => {
+/**
+ * The same echo on @platformatic/kafka: its stream consumer (read_committed, the group's
+ * committed offsets else the earliest) and an idempotent producer; what arrived while a send
+ * was in flight goes in the next one (the stream delivers records one by one, not in batches).
+ */
+async function echoPlatformaticChild(): Promise<void> {
+  const { Consumer, Producer, MessagesStreamModes } = await import('@platformatic/kafka');
+  const c = JSON.parse(process.env.CG_BENCH_CONFIG!) as Config;
+  const base = { clientId: 'cg-bench-echo-platformatic', bootstrapBrokers: c.brokers };
+  const producer = new Producer({ ...base, idempotent: true, autocreateTopics: false });
+  const consumer = new Consumer({ ...base, groupId: c.groupId, autocommit: false });
+  consumer.on('consumer:group:join', () => process.stdout.write('READY\n'));
+  const stream = await consumer.consume({
+    topics: [c.inputTopic],
+    mode: MessagesStreamModes.COMMITTED,
+    fallbackMode: 'earliest',
+    maxWaitTime: 100,
+  });
+  type Out = { key: Buffer; value: Buffer; headers: Map<Buffer, Buffer>; partition: number };
+  let pending: Out[] = [];
+  let sending: Promise<void> | null = null;
+  const flush = (): void => {
+    if (sending !== null || pending.length === 0) return;
+    const messages = pending.splice(0, 2000).map((m) => ({ ...m, topic: c.verdictTopic }));
+    sending = producer
+      .send({ messages })
+      .then(() => undefined)
+      .finally(() => {
+        sending = null;
+        flush();
+      });
+  };
+  stream.on('data', (m) => {
+    pending.push({ key: m.key, value: m.value, headers: m.headers, partition: m.partition });
+    setImmediate(flush);
+  });
+  process.once('SIGTERM', () => {
+    pending = [];
+    void Promise.allSettled([stream.close(), consumer.close(true), producer.close()]).finally(() =>
+      process.exit(0),
+    );
+  });
+}
+
+const child = flag('echo-child')
+  ? echoChild
+  : flag('echo-platformatic-child')
+    ? echoPlatformaticChild
+    : null;
+if (child !== null) {
+  child().catch((e: unknown) => {
     console.error(e);
     process.exit(1);
   });

@@ -15,6 +15,10 @@
  *   npm run bench:restore                       # 10k/100k/1M engine; restore 100k (3 runs) and 1M (1 run)
  *   npm run bench:restore -- --quick            # 1k/5k engine; restore 5k, 1 run
  *   npm run bench:restore -- --restore 100000 --runs 3 --engine 10000,100000
+ *   npm run bench:restore -- --engine '' --restore 1000000 --clients kafkajs,platformatic
+ *
+ * `--clients`: the Kafka clients (CG_KAFKA_CLIENT) each restore run is timed with, one after
+ * the other on the same changelog (default: kafkajs).
  */
 import { spawn } from 'node:child_process';
 import type { Message } from 'kafkajs';
@@ -53,6 +57,7 @@ const RESTORE_SIZES = (option('restore') ?? (QUICK ? '5000' : '100000,1000000'))
 const RUNS = Number(option('runs') ?? (QUICK ? 1 : 3));
 /** Restores of 1M sessions and more: runs each (they take long). */
 const RUNS_LARGE = Number(option('runs-large') ?? 1);
+const CLIENTS = (option('clients') ?? 'kafkajs').split(',').filter(Boolean) as KafkaClient[];
 const DECISIONS = Number(option('decisions') ?? (QUICK ? 1000 : 10_000));
 const PARTITIONS = 6;
 
@@ -133,7 +138,10 @@ function engineAt(n: number): EngineRow {
   return { sessions: n, heapBytesPerSession, nsPerDecision: stats(rounds) };
 }
 
+type KafkaClient = 'kafkajs' | 'platformatic';
+
 interface RestoreRun {
+  client: KafkaClient;
   sessions: number;
   readyMs: number;
   /** heapUsed after GC ÷ sessions, right after the restore (before any session is touched). */
@@ -185,8 +193,17 @@ async function kcatRead(env: Env, topic: string, n: number): Promise<number> {
   return Date.now() - t;
 }
 
-async function restoreOnce(env: Env, changelog: string, n: number): Promise<RestoreRun> {
-  const c = benchConfig(env, { changelogTopic: changelog, partitions: PARTITIONS });
+async function restoreOnce(
+  env: Env,
+  changelog: string,
+  n: number,
+  client: KafkaClient,
+): Promise<RestoreRun> {
+  const c = benchConfig(env, {
+    changelogTopic: changelog,
+    partitions: PARTITIONS,
+    kafkaClient: client,
+  });
   await createTopic(env.admin, c.inputTopic, PARTITIONS);
   const before = await settledMemory();
   const t = Date.now();
@@ -209,6 +226,7 @@ async function restoreOnce(env: Env, changelog: string, n: number): Promise<Rest
   const touched = await settledMemory();
   await running.stop();
   return {
+    client,
     sessions: n,
     readyMs,
     heapBytesPerSession: (kept.heapUsed - before.heapUsed) / n,
@@ -238,13 +256,14 @@ async function main(): Promise<void> {
       for (const n of RESTORE_SIZES) {
         const topic = await writeChangelog(env, n);
         const runs = n >= 1_000_000 ? RUNS_LARGE : RUNS;
-        for (let r = 1; r <= runs; r++) {
-          const res = await restoreOnce(env, topic, n);
-          restores.push(res);
-          console.error(
-            `restore ${fmt(n)} run ${r}/${runs}: ready in ${fmt(res.readyMs)} ms (${fmt(n / (res.readyMs / 1000))} sessions/s), heap ${fmt(res.heapBytesPerSession)} B/session, heap + arrayBuffers ${fmt(res.keptBytesPerSession)} B/session (${fmt(res.serialized)} kept as bytes); touching each once ${fmt(res.touchUsPerSession, 1)} µs/session, then ${fmt(res.touchedBytesPerSession)} B/session; kcat reads the changelog in ${fmt(res.kcatReadMs)} ms`,
-          );
-        }
+        for (let r = 1; r <= runs; r++)
+          for (const client of CLIENTS) {
+            const res = await restoreOnce(env, topic, n, client);
+            restores.push(res);
+            console.error(
+              `restore ${fmt(n)} (${client}) run ${r}/${runs}: ready in ${fmt(res.readyMs)} ms (${fmt(n / (res.readyMs / 1000))} sessions/s), heap ${fmt(res.heapBytesPerSession)} B/session, heap + arrayBuffers ${fmt(res.keptBytesPerSession)} B/session (${fmt(res.serialized)} kept as bytes); touching each once ${fmt(res.touchUsPerSession, 1)} µs/session, then ${fmt(res.touchedBytesPerSession)} B/session; kcat reads the changelog in ${fmt(res.kcatReadMs)} ms`,
+            );
+          }
         await env.admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
       }
     } finally {
@@ -271,21 +290,22 @@ async function main(): Promise<void> {
   }
   if (restores.length > 0) {
     console.log(
-      '\n| sessions restored | runs | startProcessor → ready, ms (median) | min | max | sessions/s | B/session kept (heap + arrayBuffers) | heap B/session | first touch µs/session | B/session after touch | kcat reads the changelog, ms | ready ÷ kcat |',
+      '\n| sessions restored | client | runs | startProcessor → ready, ms (median) | min | max | sessions/s | B/session kept (heap + arrayBuffers) | heap B/session | first touch µs/session | B/session after touch | kcat reads the changelog, ms | ready ÷ kcat |',
     );
-    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const n of RESTORE_SIZES) {
-      const rs = restores.filter((x) => x.sessions === n);
-      const s = stats(rs.map((x) => x.readyMs));
-      const k = stats(rs.map((x) => x.kcatReadMs)).median;
-      const med = (f: (x: RestoreRun) => number) => stats(rs.map(f)).median;
-      console.log(
-        `| ${fmt(n)} | ${rs.length} | ${fmt(s.median)} | ${fmt(s.min)} | ${fmt(s.max)} | ${fmt(n / (s.median / 1000))} | ${fmt(med((x) => x.keptBytesPerSession))} | ${fmt(med((x) => x.heapBytesPerSession))} | ${fmt(
-          med((x) => x.touchUsPerSession),
-          1,
-        )} | ${fmt(med((x) => x.touchedBytesPerSession))} | ${fmt(k)} | ${fmt(s.median / k, 1)} |`,
-      );
-    }
+    console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const n of RESTORE_SIZES)
+      for (const client of CLIENTS) {
+        const rs = restores.filter((x) => x.sessions === n && x.client === client);
+        const s = stats(rs.map((x) => x.readyMs));
+        const k = stats(rs.map((x) => x.kcatReadMs)).median;
+        const med = (f: (x: RestoreRun) => number) => stats(rs.map(f)).median;
+        console.log(
+          `| ${fmt(n)} | ${client} | ${rs.length} | ${fmt(s.median)} | ${fmt(s.min)} | ${fmt(s.max)} | ${fmt(n / (s.median / 1000))} | ${fmt(med((x) => x.keptBytesPerSession))} | ${fmt(med((x) => x.heapBytesPerSession))} | ${fmt(
+            med((x) => x.touchUsPerSession),
+            1,
+          )} | ${fmt(med((x) => x.touchedBytesPerSession))} | ${fmt(k)} | ${fmt(s.median / k, 1)} |`,
+        );
+      }
   }
   const file = saveResult('restore', {
     machine: { before: m0, after: m1 },

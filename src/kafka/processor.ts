@@ -81,6 +81,7 @@ export class Processor implements SessionDirectory {
       deps.config,
       deps.log,
       deps.shareTransactions,
+      (outcome) => this.observer.kafkaTransaction?.(outcome),
     );
     this.capacity = new SessionCapacity(deps.config.maxSessions, () => this.sessionCount());
     this.group = { groupId: deps.config.groupId, generationId: null, memberId: null };

@@ -16,6 +16,12 @@ export interface ProcessorObserver {
    * its commit (a fetched batch may take several transactions: docs/decisions.md 162).
    */
   transaction?(outcome: 'committed' | 'aborted', records: number, seconds?: number): void;
+  /**
+   * A transaction of the processor's producers ended, as the broker sees it: one per batch
+   * transaction with a producer per partition, one per group of them with one per process
+   * (src/kafka/producers.ts); the restore's barriers included.
+   */
+  kafkaTransaction?(outcome: 'committed' | 'aborted'): void;
   /** Once per batch (with at least one step): its engine steps and their total time. */
   engineSteps?(steps: number, seconds: number): void;
   rebalance?(): void;

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
+import { countedProducer, type TransactionEnd } from './countedProducer';
 import { commitDeadlineMs, newTransactionalProducer } from './transaction';
 import type { TransactionalProducer, Transport } from './transport';
 
@@ -37,15 +38,21 @@ export function instanceIdOf(c: Config): string {
   return c.instanceId ?? randomUUID();
 }
 
+/**
+ * The producers of a processor; `ended` is told of each Kafka transaction that ends (the
+ * processor's `kafkaTransaction` report).
+ */
 export function partitionProducers(
   transport: Transport,
   c: Config,
   log: Logger,
   share?: ShareTransactions,
+  ended: TransactionEnd = () => undefined,
 ): PartitionProducers {
   if (transport.producerScope === 'partition')
     return {
-      forPartition: (partition) => newTransactionalProducer(transport, c, partition, log),
+      forPartition: (partition) =>
+        countedProducer(newTransactionalProducer(transport, c, partition, log), ended),
       close: async () => undefined,
     };
   if (share === undefined)
@@ -54,14 +61,19 @@ export function partitionProducers(
   log.info({ transactionalId }, 'one transactional producer for the process');
   return share(
     () =>
-      transport.transactionalProducer({
-        transactionalId,
-        transactionTimeoutMs: c.transactionTimeoutMs,
-        retryMs: c.transactionRetryMs,
-        ...(log.isLevelEnabled('trace')
-          ? { onRequest: (api: string, ms: number) => log.trace({ api, ms }, 'producer request') }
-          : {}),
-      }),
+      countedProducer(
+        transport.transactionalProducer({
+          transactionalId,
+          transactionTimeoutMs: c.transactionTimeoutMs,
+          retryMs: c.transactionRetryMs,
+          ...(log.isLevelEnabled('trace')
+            ? {
+                onRequest: (api: string, ms: number) => log.trace({ api, ms }, 'producer request'),
+              }
+            : {}),
+        }),
+        ended,
+      ),
     { log, deadlineMs: commitDeadlineMs(c) },
   );
 }

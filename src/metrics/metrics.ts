@@ -52,6 +52,7 @@ export class Metrics implements ProcessorObserver, KeyRingObserver {
   readonly sessionsTracked: Gauge;
   readonly restoreDuration: Histogram;
   readonly transactions: Counter<'outcome'>;
+  readonly kafkaTransactions: Counter<'outcome'>;
   readonly rebalances: Counter;
   readonly transactionDuration: Histogram;
   readonly resyncs: Counter;
@@ -164,6 +165,12 @@ export class Metrics implements ProcessorObserver, KeyRingObserver {
       labelNames: ['outcome'],
       registers,
     });
+    this.kafkaTransactions = new Counter({
+      name: `${P}kafka_transactions_total`,
+      help: "Transactions of the processor's producers, by outcome: one per batch transaction with CG_KAFKA_CLIENT=kafkajs (a producer per partition), one per group of them with platformatic (one per process); barriers included.",
+      labelNames: ['outcome'],
+      registers,
+    });
     this.rebalances = new Counter({
       name: `${P}rebalances_total`,
       help: 'Consumer group assignments received.',
@@ -259,7 +266,10 @@ export class Metrics implements ProcessorObserver, KeyRingObserver {
     for (const [code, kind] of AUDIT_CODES) this.auditRecords.inc({ kind, code }, 0);
     for (const code of [...DECODE_ERROR_CODES, ...KAFKA_DEAD_LETTER_CODES])
       this.deadLetters.inc({ code }, 0);
-    for (const outcome of ['committed', 'aborted']) this.transactions.inc({ outcome }, 0);
+    for (const outcome of ['committed', 'aborted']) {
+      this.transactions.inc({ outcome }, 0);
+      this.kafkaTransactions.inc({ outcome }, 0);
+    }
     for (const outcome of ['loaded', 'failed']) this.keyRingReloads.inc({ outcome }, 0);
   }
 
@@ -302,6 +312,10 @@ export class Metrics implements ProcessorObserver, KeyRingObserver {
   transaction(outcome: 'committed' | 'aborted', _records?: number, seconds?: number): void {
     this.transactions.inc({ outcome });
     if (seconds !== undefined) this.transactionDuration.observe(seconds);
+  }
+
+  kafkaTransaction(outcome: 'committed' | 'aborted'): void {
+    this.kafkaTransactions.inc({ outcome });
   }
 
   resync(): void {

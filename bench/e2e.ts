@@ -54,6 +54,7 @@ import {
   openEnv,
   option,
   peakRssMb,
+  counterOf,
   preload,
   type Published,
   publishedByMetrics,
@@ -124,6 +125,12 @@ interface RunResult {
   stages?: Record<string, number>;
   /** The processor child's peak resident set (product paths). */
   peakRssMb?: number;
+  /** Product paths: the transactions the broker saw, committed (barriers included). */
+  kafkaTransactions?: number;
+  /** Product paths: batch transactions committed (one per partition's batch or its budget). */
+  batchTransactions?: number;
+  /** Product paths: offsets taken in the changelog (records, tombstones and commit markers). */
+  changelogOffsets?: number;
 }
 
 async function kcatPipe(env: Env, input: string): Promise<RunResult> {
@@ -405,10 +412,22 @@ async function product(
   );
   let done = NaN;
   let peakRss = NaN;
+  let kafkaTransactions = NaN;
+  let batchTransactions = NaN;
   try {
     done = await waitCommitted(env.admin, c.groupId, input, TIMEOUT_MS, 50);
     await checkWorkload(variant, child.httpPort);
     peakRss = peakRssMb(child.proc.pid!);
+    kafkaTransactions = await counterOf(
+      child.httpPort,
+      'kafka_transactions_total',
+      'outcome="committed"',
+    );
+    batchTransactions = await counterOf(
+      child.httpPort,
+      'transactions_total',
+      'outcome="committed"',
+    );
   } catch (e) {
     // Recorded as a failed run (left out of the medians), not the end of the benchmark.
     console.error(`product run FAILED: ${(e as Error).message}`);
@@ -421,6 +440,9 @@ async function product(
     totalMs: done - started,
     outputs: await topicEnd(env.admin, c.verdictTopic),
     peakRssMb: peakRss,
+    kafkaTransactions,
+    batchTransactions,
+    changelogOffsets: await topicEnd(env.admin, c.changelogTopic),
   };
 }
 
@@ -483,6 +505,8 @@ async function main(): Promise<void> {
         outputs: number;
         stagesUsPerEvent?: Record<string, number>;
         peakRssMb?: number;
+        /** Per million input events: Kafka transactions, batch transactions, changelog offsets. */
+        perMillion?: { kafkaTransactions: number; batchTransactions: number; changelog: number };
       }
     > = {};
     for (const v of VARIANTS) {
@@ -500,6 +524,15 @@ async function main(): Promise<void> {
         outputs: rs[0]!.outputs,
       };
       if (rs[0]!.peakRssMb !== undefined) s.peakRssMb = stats(rs.map((x) => x.peakRssMb!)).median;
+      if (rs[0]!.kafkaTransactions !== undefined) {
+        const perM = (f: (x: RunResult) => number) =>
+          (stats(rs.map(f)).median * 1_000_000) / EVENTS;
+        s.perMillion = {
+          kafkaTransactions: perM((x) => x.kafkaTransactions!),
+          batchTransactions: perM((x) => x.batchTransactions!),
+          changelog: perM((x) => x.changelogOffsets!),
+        };
+      }
       if (rs[0]!.stages) {
         const keys = Object.keys(rs[0]!.stages).filter((k) => k !== 'batches');
         s.stagesUsPerEvent = Object.fromEntries(
@@ -525,6 +558,17 @@ async function main(): Promise<void> {
       console.log(
         `| ${v} | ${fmt(s.eventsPerSec.median)} | ${fmt(s.eventsPerSec.min)} | ${fmt(s.eventsPerSec.max)} | ${fmt(s.drainMs.median)} | ${fmt(s.totalMs.median)} | ${fmt(s.eventsPerSec.median / base, 2)} | ${fmt(s.eventsPerSec.median / pass, 2)} | ${s.peakRssMb === undefined ? '–' : fmt(s.peakRssMb)} |`,
       );
+    }
+    const perMillion = Object.entries(summary).filter(([, s]) => s.perMillion !== undefined);
+    if (perMillion.length > 0) {
+      console.log(
+        '\n| path (per million input events) | Kafka transactions committed | batch transactions | changelog offsets (records, tombstones, markers) |',
+      );
+      console.log('|---|---:|---:|---:|');
+      for (const [v, s] of perMillion)
+        console.log(
+          `| ${v} | ${fmt(s.perMillion!.kafkaTransactions)} | ${fmt(s.perMillion!.batchTransactions)} | ${fmt(s.perMillion!.changelog)} |`,
+        );
     }
     for (const v of ['plain', 'eos-bench'] as const) {
       const st = summary[v]?.stagesUsPerEvent;

@@ -420,6 +420,21 @@ export async function publishedByMetrics(httpPort: number): Promise<Published> {
   return out;
 }
 
+/**
+ * A counter of the processor child's /metrics, summed over its series with `labels` (e.g.
+ * `outcome="committed"`): `compaction_guard_<name>`.
+ */
+export async function counterOf(httpPort: number, name: string, labels = ''): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${httpPort}/metrics`);
+  if (!res.ok) throw new Error(`/metrics answered ${res.status}`);
+  let n = 0;
+  for (const line of (await res.text()).split('\n')) {
+    const m = /^compaction_guard_(\w+?)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (m?.[1] === name && (m[2] ?? '').includes(labels)) n += Number(m[3]);
+  }
+  return n;
+}
+
 /** `Published` of the offline engine over the same events (what the product must match). */
 export function publishedOffline(events: readonly ContextEvent[]): Published {
   const fleet = new SessionsInPlace();

@@ -16,17 +16,28 @@ export function combineObservers(...observers: ProcessorObserver[]): ProcessorOb
       for (const f of fns) f(...args);
     }) as ProcessorObserver[K];
   };
-  return {
-    batchEvents: all('batchEvents'),
-    output: all('output'),
-    deadLetter: all('deadLetter'),
-    transaction: all('transaction'),
-    engineSteps: all('engineSteps'),
-    rebalance: all('rebalance'),
-    resync: all('resync'),
-    restored: all('restored'),
-    lag: all('lag'),
-    refusedAtCapacity: all('refusedAtCapacity'),
-    readiness: all('readiness'),
-  };
+  const combined: ProcessorObserver = {};
+  for (const k of OBSERVER_METHODS) Object.assign(combined, { [k]: all(k) });
+  return combined;
 }
+
+/**
+ * Every method of ProcessorObserver, as a table the compiler checks for completeness: a
+ * method added to the interface and missing here fails to compile, instead of being dropped
+ * silently by combineObservers.
+ */
+const METHOD_TABLE: { readonly [K in keyof Required<ProcessorObserver>]: true } = {
+  batchEvents: true,
+  output: true,
+  deadLetter: true,
+  transaction: true,
+  kafkaTransaction: true,
+  engineSteps: true,
+  rebalance: true,
+  resync: true,
+  restored: true,
+  lag: true,
+  refusedAtCapacity: true,
+  readiness: true,
+};
+const OBSERVER_METHODS = Object.keys(METHOD_TABLE) as (keyof ProcessorObserver)[];

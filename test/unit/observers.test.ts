@@ -75,6 +75,17 @@ describe('batch reporting', () => {
     expect(calls).toEqual(['a.lag 2 7', 'b.lag 2 7', 'a.rebalance']);
   });
 
+  it('combined observers forward every method Metrics implements (none dropped by the combination)', () => {
+    const metrics = new Metrics(new Registry());
+    const combined = combineObservers(metrics, {});
+    const implemented = Object.getOwnPropertyNames(Metrics.prototype).filter(
+      (k) => k in combined || k === 'kafkaTransaction',
+    );
+    expect(implemented).toContain('kafkaTransaction');
+    for (const k of implemented)
+      expect([k, typeof (combined as Record<string, unknown>)[k]]).toEqual([k, 'function']);
+  });
+
   it('combined observers call methods on their own object', async () => {
     const metrics = new Metrics(new Registry());
     combineObservers(metrics, {}).engineSteps?.(1, 0.001);

@@ -247,7 +247,7 @@ export class SharedTransactions {
       producer = await this.connected();
       txn = await producer.transaction();
     } catch (e) {
-      this.failed(participants, e, producer);
+      this.failed(participants, e, producer, e instanceof ProducerFencedError);
       return;
     }
     try {
@@ -257,18 +257,27 @@ export class SharedTransactions {
       await txn.commit();
     } catch (e) {
       await txn.abort().catch(() => undefined);
-      this.failed(participants, e, producer);
+      // Replaced whatever the failure: a send the broker refused (too large, say) leaves the
+      // producer's sequence numbers ahead of what was written, and @platformatic/kafka does not
+      // bump its epoch after an abort, so its next transaction would fail with
+      // OUT_OF_ORDER_SEQUENCE_NUMBER (test/integration/poison.test.ts, the too-large case).
+      this.failed(participants, e, producer, true);
       return;
     }
     for (const p of participants) p.resolve();
   }
 
-  private failed(participants: Participant[], e: unknown, producer: TransactionalProducer | null) {
+  private failed(
+    participants: Participant[],
+    e: unknown,
+    producer: TransactionalProducer | null,
+    replace: boolean,
+  ) {
     this.options.log?.warn(
       { err: e, partitions: participants.map((p) => p.partition) },
       'shared transaction failed',
     );
-    if (e instanceof ProducerFencedError) this.replace(producer);
+    if (replace) this.replace(producer);
     for (const p of participants) p.reject(e);
   }
 
@@ -289,7 +298,7 @@ export class SharedTransactions {
   }
 
   /**
-   * `old` (fenced, or its transaction given up) is dropped, not awaited: the next transaction
+   * `old` (fenced, its transaction failed or given up) is dropped, not awaited: the next transaction
    * makes and connects a new producer. Only if it is still the current one: a transaction given
    * up may fail later, after its replacement is in use.
    */

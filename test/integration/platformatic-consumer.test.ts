@@ -291,6 +291,36 @@ describe('the @platformatic/kafka consumer side on the real broker', () => {
     expect(await groupMembers(o.groupId)).toBe(0);
   });
 
+  it('stays in the group while a handler holds a batch longer than the session timeout: the library heartbeats on its own timer', async () => {
+    const topic = uniq('hold');
+    await createTopic(topic, 1);
+    const r = recorder();
+    const held: { staleAfter: boolean; heartbeat: string }[] = [];
+    const sessionTimeoutMs = 6_000; // the broker's default group.min.session.timeout.ms
+    const consumer = started(
+      platformaticGroupConsumer(
+        base,
+        options(topic, { sessionTimeoutMs, heartbeatIntervalMs: 1000 }),
+      ),
+    );
+    await consumer.start({
+      ...r.handlers,
+      batch: async (batch, control) => {
+        await sleep(sessionTimeoutMs + 2_000);
+        const heartbeat = await control.heartbeat().then(
+          () => 'ok',
+          (e: Error) => e.name,
+        );
+        held.push({ staleAfter: control.isStale(), heartbeat });
+        control.resolveOffset(batch.lastOffset());
+      },
+    });
+    await produce(topic, [{ partition: 0, value: 'held' }]);
+    await until(() => held.length === 1, 30_000);
+    expect(held).toEqual([{ staleAfter: false, heartbeat: 'ok' }]);
+    expect(r.events.map((e) => e.kind)).toEqual(['revoked', 'assigned']);
+  });
+
   it('reads a topic to its end through the reader, committed records only, and stops each partition once paused', async () => {
     const topic = uniq('reader');
     await createTopic(topic, 2);

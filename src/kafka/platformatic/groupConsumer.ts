@@ -87,6 +87,10 @@ export function platformaticGroupConsumer(
   let handlers: GroupHandlers | null = null;
   let assigned: number[] = [];
   let running = false;
+  /** The joins told so far, in order (onJoin). */
+  let joins = Promise.resolve();
+  let joinCount = 0;
+  let rejoining = false;
   // A failure that lasts a whole session timeout is the loop failing for good: reported once.
   let failingSince: number | null = null;
 
@@ -127,11 +131,15 @@ export function platformaticGroupConsumer(
     },
   );
 
-  /** New partitions start at the group's committed offset, else at their earliest (fromBeginning). */
-  async function placeFromCommitted(partitions: number[]): Promise<void> {
+  /**
+   * Where new partitions start: the group's committed offset, else their earliest (kafkajs'
+   * fromBeginning); tried again until read, for the partitions still owned.
+   */
+  async function startPositions(partitions: number[]): Promise<Map<number, bigint>> {
+    const out = new Map<number, bigint>();
     while (running) {
       const waiting = partitions.filter((p) => loop.isOwned(p) && !loop.hasPosition(p));
-      if (waiting.length === 0) return;
+      if (waiting.length === 0) break;
       try {
         const committed = await committedOffsets(admin, o.groupId, o.topic, waiting);
         const none = waiting.filter((p) => (committed.get(p) ?? -1n) < 0n);
@@ -139,34 +147,55 @@ export function platformaticGroupConsumer(
         for (const p of waiting) {
           const c = committed.get(p) ?? -1n;
           const offset = c >= 0n ? c : earliest.get(p);
-          if (offset !== undefined) loop.place(p, offset);
+          if (offset !== undefined) out.set(p, offset);
         }
+        break;
       } catch (e) {
         if (!isUnstableOffsetCommit(e)) failed(e);
         await sleepers.sleep(FETCH_RETRY_MS);
       }
     }
+    return out;
+  }
+
+  async function placeFromCommitted(partitions: number[]): Promise<void> {
+    for (const [p, offset] of await startPositions(partitions)) loop.place(p, offset);
   }
 
   /**
-   * A join (the first, or the library's own rejoin after a rebalance): revoked first, then the
-   * whole assignment with the join's real generation and member id.
+   * A join (the first, or the library's own rejoin after a rebalance): revoked first, then,
+   * once the new partitions' committed offsets are read stable, the whole assignment with the
+   * join's real generation and member id. The stable read comes before the user's restore of
+   * them: a transaction of the partitions' last owner still open then is resolved first
+   * (design-notes.md §7, step 3). Joins are told in order; one overtaken by a newer join while
+   * reading is not assigned (the newer one's assignment follows).
    */
   function onJoin(e: { generationId?: number; memberId: string }): void {
     if (!running || handlers === null) return;
+    const h = handlers;
     const now = topicPartitions(consumer.assignments, o.topic);
     const { revoked, added } = assignmentChange(assigned, now);
     assigned = now;
+    joinCount += 1;
+    const join = joinCount;
     loop.remove(revoked);
-    handlers.revoked(revoked);
     loop.add(added);
     const group: GroupMetadata = {
       groupId: o.groupId,
       generationId: e.generationId ?? consumer.generationId,
       memberId: e.memberId,
     };
-    handlers.assigned(now, group);
-    void placeFromCommitted(added);
+    tell(async () => {
+      h.revoked(revoked);
+      const positions = await startPositions(added);
+      if (running && join === joinCount) h.assigned(now, group);
+      for (const [p, offset] of positions) loop.place(p, offset);
+    });
+  }
+
+  /** What the group tells its user, after what it told before (a throwing handler crashes). */
+  function tell(step: () => void | Promise<void>): void {
+    joins = joins.then(step).catch((e: unknown) => handlers?.crashed(e, true));
   }
 
   /** Everything goes; the loop starts again from the committed offsets (kafkajs' restart). */
@@ -183,22 +212,28 @@ export function platformaticGroupConsumer(
    * of the group, so all it held is revoked; it joins again by itself.
    */
   async function rejoin(e: unknown): Promise<void> {
-    if (!running || handlers === null) return;
+    if (!running || handlers === null || rejoining) return;
+    rejoining = true;
+    const h = handlers;
     const lost = assigned;
     assigned = [];
+    joinCount += 1;
     loop.remove(lost);
-    handlers.revoked(lost);
-    handlers.crashed(e, true);
+    tell(() => {
+      h.revoked(lost);
+      h.crashed(e, true);
+    });
     while (running) {
       await sleepers.sleep(FETCH_RETRY_MS);
-      if (!running) return;
+      if (!running) break;
       try {
         await consumer.joinGroup(groupOptions);
-        return;
+        break;
       } catch {
         // Tried again after the pause, until it joins or the consumer stops.
       }
     }
+    rejoining = false;
   }
 
   const groupOptions = {
@@ -219,6 +254,7 @@ export function platformaticGroupConsumer(
       consumer.topics.track(o.topic);
       loop.start();
       await consumer.joinGroup(groupOptions);
+      await joins;
     },
 
     seek: (partition, offset) => {

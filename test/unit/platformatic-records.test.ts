@@ -113,17 +113,18 @@ function logOf(steps: Step[]): Log {
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({
     kind: fc.constant('write' as const),
-    producer: fc.nat(2),
+    producer: fc.nat(1),
     n: fc.integer({ min: 1, max: 3 }),
   }),
-  fc.record({ kind: fc.constant('end' as const), producer: fc.nat(2), commit: fc.boolean() }),
+  fc.record({ kind: fc.constant('end' as const), producer: fc.nat(1), commit: fc.boolean() }),
   fc.record({ kind: fc.constant('plain' as const), n: fc.integer({ min: 1, max: 3 }) }),
 );
 
 /**
  * The broker's read_committed answer from `fetchOffset`: whole batches from the one holding it,
- * `count` of them (a size limit's cut), and the aborted transactions overlapping them, listed
- * in `order` (the filter must not rely on the broker's order).
+ * `count` of them (a size limit's cut), and the aborted transactions overlapping them, as the
+ * broker lists them (`inLogOrder`: by their markers' offsets) and listed in `order` (`aborted`:
+ * the transport's filter must not rely on the broker's order).
  */
 function response(log: Log, fetchOffset: bigint, count: number, order: number[]) {
   const from = log.batches.findIndex(
@@ -139,7 +140,7 @@ function response(log: Log, fetchOffset: bigint, count: number, order: number[])
     .map((a, i) => ({ a, k: order[i % Math.max(order.length, 1)] ?? i }))
     .sort((x, y) => x.k - y.k)
     .map((x) => x.a);
-  return { batches, upper, aborted: shuffled };
+  return { batches, upper, aborted: shuffled, inLogOrder: listed };
 }
 
 /**
@@ -168,7 +169,7 @@ function libraryFilter(
 
 const fetchCase = fc
   .record({
-    steps: fc.array(step, { minLength: 1, maxLength: 40 }),
+    steps: fc.array(step, { minLength: 1, maxLength: 60, size: 'large' }),
     at: fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
     count: fc.integer({ min: 1, max: 60 }),
     order: fc.array(fc.nat(100), { maxLength: 20 }),
@@ -185,11 +186,11 @@ const fetchCase = fc
   });
 
 describe('read_committed filter of a raw fetch response (platformatic records.ts)', () => {
-  it('delivers exactly the committed and non-transactional records of the window, in order, whatever the cut, the listing order and the library filter before it', () => {
+  it("delivers exactly the committed and non-transactional records of the window, in order, whatever the cut and the listing order, the library's own filter before it or not", () => {
     fc.assert(
       fc.property(fetchCase, ({ log, fetchOffset, count, order, libraryFirst }) => {
         const r = response(log, fetchOffset, count, order);
-        const records = libraryFirst ? libraryFilter(r.batches, r.aborted) : r.batches;
+        const records = libraryFirst ? libraryFilter(r.batches, r.inLogOrder) : r.batches;
         const raw = { highWatermark: 99n, abortedTransactions: r.aborted, records };
         const got = fetchedBatch('t', 0, raw, fetchOffset)!;
         const expected = log.records
@@ -229,7 +230,7 @@ describe('read_committed filter of a raw fetch response (platformatic records.ts
           {
             highWatermark: 0n,
             abortedTransactions: r.aborted,
-            records: libraryFilter(r.batches, r.aborted),
+            records: libraryFilter(r.batches, r.inLogOrder),
           },
           position,
         )!;
@@ -240,6 +241,29 @@ describe('read_committed filter of a raw fetch response (platformatic records.ts
         log.records.filter((x) => x.visible).map((x) => x.offset.toString()),
       );
     }
+  });
+
+  it("relies on the broker listing one producer's aborted transactions in log order only through the library's own filter", () => {
+    // Aborted, committed, aborted, all of one producer: listed last-first, the library's filter
+    // (one range per producer, the last listed) would drop the committed transaction too.
+    const log = logOf([
+      { kind: 'write', producer: 0, n: 2 },
+      { kind: 'end', producer: 0, commit: false },
+      { kind: 'write', producer: 0, n: 2 },
+      { kind: 'end', producer: 0, commit: true },
+      { kind: 'write', producer: 0, n: 2 },
+      { kind: 'end', producer: 0, commit: false },
+    ]);
+    const r = response(log, 0n, 100, [2, 1]);
+    expect(r.aborted.map((a) => a.firstOffset)).toEqual([6n, 0n]);
+    const batch = (records: RecordsBatch[]) =>
+      fetchedBatch('t', 0, { highWatermark: 9n, abortedTransactions: r.aborted, records }, 0n)!;
+    const committed = ['3', '4'];
+    expect(batch(r.batches).messages.map((m) => m.offset)).toEqual(committed);
+    expect(batch(libraryFilter(r.batches, r.inLogOrder)).messages.map((m) => m.offset)).toEqual(
+      committed,
+    );
+    expect(batch(libraryFilter(r.batches, r.aborted)).messages).toEqual([]);
   });
 
   it('never delivers control batches, not even of a producer with no aborted transaction', () => {

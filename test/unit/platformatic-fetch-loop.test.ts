@@ -141,15 +141,21 @@ function started(
   concurrently = 3,
 ) {
   const errors: unknown[] = [];
+  const handlerErrors: { e: unknown; stale: boolean }[] = [];
   const loop = new FetchLoop(
     source,
-    { topic: TOPIC, partitionsConcurrently: concurrently, onError: (e) => errors.push(e) },
+    {
+      topic: TOPIC,
+      partitionsConcurrently: concurrently,
+      onError: (e) => errors.push(e),
+      onHandlerError: (e, stale) => handlerErrors.push({ e, stale }),
+    },
     handler,
   );
   loop.add(partitions);
   for (const p of partitions) loop.place(p, 0n);
   loop.start();
-  return { loop, errors };
+  return { loop, errors, handlerErrors };
 }
 
 describe('fetch loop of the platformatic transport', () => {
@@ -374,6 +380,38 @@ describe('fetch loop of the platformatic transport', () => {
     );
     await until(() => seen.length === 9);
     expect(errors).toEqual([new Error('network')]);
+  });
+
+  it('reports a rejecting handler, with whether its batch was stale, and reads an unresolved batch again', async () => {
+    const fake = fakeSource();
+    const batches: string[][] = [];
+    let loopRef: FetchLoop | null = null;
+    const x = track(
+      started(
+        fake,
+        async (b, c) => {
+          batches.push(offsetsOf(b));
+          if (batches.length === 1) throw new Error('current');
+          if (batches.length === 2) {
+            loopRef!.seek(2, 0n);
+            throw new Error('stale');
+          }
+          c.resolveOffset(b.lastOffset());
+        },
+        [2],
+      ),
+    );
+    loopRef = x.loop;
+    await until(() => batches.length >= 3);
+    expect(x.handlerErrors).toEqual([
+      { e: new Error('current'), stale: false },
+      { e: new Error('stale'), stale: true },
+    ]);
+    expect(batches.slice(0, 3)).toEqual([
+      ['0', '1', '2'],
+      ['0', '1', '2'],
+      ['0', '1', '2'],
+    ]);
   });
 
   it('stops within its grace even when a handler never settles', async () => {

@@ -53,8 +53,12 @@ export type BatchHandler = (batch: FetchedBatch, control: LoopControl) => Promis
 export interface FetchLoopOptions {
   topic: string;
   partitionsConcurrently: number;
-  /** A failed fetch, layout or handler (the loop goes on; `stale`: the handler's batch was). */
-  onError(error: unknown, stale: boolean): void;
+  /** A failed fetch, layout or earliest-offset read: the loop tries again after a pause. */
+  onError(error: unknown): void;
+  /** A handler rejected; `stale`: its batch was stale by then (revoked or sought). */
+  onHandlerError(error: unknown, stale: boolean): void;
+  /** A fetch answered (failures before it were passing ones). */
+  onFetched?(): void;
 }
 
 /** Fetch error codes after which the partition is read from its earliest offset (fromBeginning). */
@@ -123,12 +127,19 @@ export class FetchLoop {
     this.wake();
   }
 
-  /** Partitions no longer read: their position goes, any batch of theirs becomes stale. */
+  /** Partitions no longer read: their position and pause go, any batch of theirs is stale. */
   remove(partitions: readonly number[]): void {
     for (const p of partitions) {
       this.owned.delete(p);
-      this.positions.delete(p);
       this.paused.delete(p);
+    }
+    this.forget(partitions);
+  }
+
+  /** Positions lost (to be placed again), any batch of theirs stale; pauses stay. */
+  forget(partitions: readonly number[]): void {
+    for (const p of partitions) {
+      this.positions.delete(p);
       this.bump(this.epochs, p);
       this.bump(this.tokens, p);
     }
@@ -194,7 +205,7 @@ export class FetchLoop {
       this.layout = await this.source.layout(this.layout !== null);
       this.layoutStale = false;
     } catch (e) {
-      this.o.onError(e, false);
+      this.o.onError(e);
       await this.sleepers.sleep(FETCH_RETRY_MS);
     }
   }
@@ -228,6 +239,7 @@ export class FetchLoop {
     const handed = new Set<number>();
     try {
       const response = await this.source.fetch(node, topicId, asked);
+      this.o.onFetched?.();
       const byIndex = new Map(response.map((r) => [r.partitionIndex, r]));
       let failed = false;
       for (const a of asked) {
@@ -242,7 +254,7 @@ export class FetchLoop {
       }
       if (failed) await this.sleepers.sleep(FETCH_RETRY_MS);
     } catch (e) {
-      this.o.onError(e, false);
+      this.o.onError(e);
       this.layoutStale = true;
       await this.sleepers.sleep(FETCH_RETRY_MS);
     } finally {
@@ -278,7 +290,7 @@ export class FetchLoop {
           if (offset !== undefined && this.unchanged(partition, token))
             this.positions.set(partition, offset);
         },
-        (e: unknown) => this.o.onError(e, false),
+        (e: unknown) => this.o.onError(e),
       ),
     );
   }
@@ -311,7 +323,7 @@ export class FetchLoop {
           try {
             await this.handler(batch, control);
           } catch (e) {
-            this.o.onError(e, control.isStale());
+            this.o.onHandlerError(e, control.isStale());
           }
           if (resolved !== null && !control.isStale()) this.advance(partition, resolved + 1n);
         })
@@ -333,7 +345,7 @@ export class FetchLoop {
   }
 
   private track(p: Promise<void>): void {
-    const tracked = p.catch((e: unknown) => this.o.onError(e, false));
+    const tracked = p.catch((e: unknown) => this.o.onError(e));
     this.work.add(tracked);
     void tracked.finally(() => this.work.delete(tracked));
   }

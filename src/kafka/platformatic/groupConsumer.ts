@@ -110,15 +110,16 @@ export function platformaticGroupConsumer(
     {
       topic: o.topic,
       partitionsConcurrently: o.partitionsConcurrently,
+      onError: failed,
       // A handler's error on a stale batch is the end of that batch (StaleBatchError), not a
-      // failure; on a current one it is, as kafkajs treats a throwing eachBatch.
-      onError: (e, stale) => {
-        if (stale) return;
-        failed(e);
+      // failure; on a current one the consumer crashes and restarts, as kafkajs does when
+      // eachBatch throws.
+      onHandlerError: (e, stale) => {
+        if (!stale) crash(e);
       },
+      onFetched: succeeded,
     },
     async (batch, loopControl) => {
-      succeeded();
       const control: BatchControl = {
         heartbeat: async () => {
           if (loopControl.isStale()) throw new StaleBatchError(batch.partition);
@@ -149,6 +150,7 @@ export function platformaticGroupConsumer(
           const offset = c >= 0n ? c : earliest.get(p);
           if (offset !== undefined) out.set(p, offset);
         }
+        succeeded();
         break;
       } catch (e) {
         if (!isUnstableOffsetCommit(e)) failed(e);
@@ -202,8 +204,7 @@ export function platformaticGroupConsumer(
   function crash(e: unknown): void {
     if (!running) return;
     handlers?.crashed(e, true);
-    for (const p of assigned) loop.remove([p]);
-    loop.add(assigned);
+    loop.forget(assigned);
     void placeFromCommitted(assigned);
   }
 

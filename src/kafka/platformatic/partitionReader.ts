@@ -33,9 +33,11 @@ export function platformaticPartitionReader(
         {
           topic: o.topic,
           partitionsConcurrently: o.partitionsConcurrently,
-          // Fetches are retried by the loop; the restore's own deadline bounds a reader that
-          // keeps failing (restore.ts), as it bounds kafkajs' reader.
+          // Fetches are retried by the loop, and a batch whose `each` failed is read again
+          // (its offset not resolved); the restore's own deadline bounds a reader that keeps
+          // failing (restore.ts), as it bounds kafkajs' reader.
           onError: () => undefined,
+          onHandlerError: () => undefined,
         },
         async (batch, control) => {
           await each(batch);

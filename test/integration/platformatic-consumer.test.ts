@@ -291,6 +291,43 @@ describe('the @platformatic/kafka consumer side on the real broker', () => {
     expect(await groupMembers(o.groupId)).toBe(0);
   });
 
+  it("assigns a partition only once an open transaction's offsets of the group are committed, and starts there", async () => {
+    const topic = uniq('stable');
+    await createTopic(topic, 1);
+    await produce(
+      topic,
+      Array.from({ length: 6 }, (_, i) => ({ partition: 0, value: `r${i}` })),
+    );
+    const o = options(topic);
+    const producer = kafka.producer({
+      transactionalId: uniq('offsets'),
+      idempotent: true,
+      maxInFlightRequests: 1,
+    });
+    await producer.connect();
+    try {
+      const txn = await producer.transaction();
+      await txn.sendOffsets({
+        consumerGroupId: o.groupId,
+        topics: [{ topic, partitions: [{ partition: 0, offset: '3' }] }],
+      });
+      const r = recorder();
+      const consumer = started(platformaticGroupConsumer(base, o));
+      const starting = consumer.start(r.handlers);
+      await sleep(3000);
+      // The coordinator answers UNSTABLE_OFFSET_COMMIT meanwhile: nothing is assigned yet.
+      expect(r.assignments()).toEqual([]);
+      await txn.commit();
+      await starting;
+      expect(r.assignments().map((a) => a.partitions)).toEqual([[0]]);
+      await until(() => r.values().length === 3);
+      expect(r.batches[0]!.firstOffset()).toBe('3');
+      expect(r.values()).toEqual(['r3', 'r4', 'r5']);
+    } finally {
+      await producer.disconnect();
+    }
+  });
+
   it('stays in the group while a handler holds a batch longer than the session timeout: the library heartbeats on its own timer', async () => {
     const topic = uniq('hold');
     await createTopic(topic, 1);

@@ -13,6 +13,9 @@ import type { GroupMetadata } from '../../src/kafka/transport/producer';
 import type { FetchedBatch } from '../../src/kafka/transport/records';
 import { brokers, kafka } from './pipeline';
 
+type Admin = ReturnType<typeof kafka.admin>;
+type Producer = ReturnType<typeof kafka.producer>;
+
 jest.setTimeout(120_000);
 
 const base = { clientId: 'cg-platformatic-consumer-test', bootstrapBrokers: brokers };
@@ -22,14 +25,20 @@ const PER_TXN = 5;
 
 const uniq = (name: string) => `cg-plat-${name}-${randomUUID().slice(0, 8)}`;
 
-async function createTopic(topic: string, numPartitions: number): Promise<void> {
+async function withAdmin<T>(work: (admin: Admin) => Promise<T>): Promise<T> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await admin.createTopics({ topics: [{ topic, numPartitions }], waitForLeaders: true });
+    return await work(admin);
   } finally {
     await admin.disconnect();
   }
+}
+
+async function createTopic(topic: string, numPartitions: number): Promise<void> {
+  await withAdmin((admin) =>
+    admin.createTopics({ topics: [{ topic, numPartitions }], waitForLeaders: true }),
+  );
 }
 
 /**
@@ -37,13 +46,7 @@ async function createTopic(topic: string, numPartitions: number): Promise<void> 
  * producer id), the odd ones aborted and the last committed: `t<i>-<C|A>-<j>-<pad>`.
  */
 async function writeTransactions(topic: string): Promise<void> {
-  const producer = kafka.producer({
-    transactionalId: uniq('txn'),
-    idempotent: true,
-    maxInFlightRequests: 1,
-  });
-  await producer.connect();
-  try {
+  await withTransactionalProducer(async (producer) => {
     for (let i = 0; i < TXNS; i++) {
       const abort = i % 2 === 1;
       const txn = await producer.transaction();
@@ -57,6 +60,19 @@ async function writeTransactions(topic: string): Promise<void> {
       if (abort) await txn.abort();
       else await txn.commit();
     }
+  });
+}
+
+/** One transactional producer of kafkajs (one producer id) for `work`. */
+async function withTransactionalProducer<T>(work: (p: Producer) => Promise<T>): Promise<T> {
+  const producer = kafka.producer({
+    transactionalId: uniq('txn'),
+    idempotent: true,
+    maxInFlightRequests: 1,
+  });
+  await producer.connect();
+  try {
+    return await work(producer);
   } finally {
     await producer.disconnect();
   }
@@ -139,15 +155,9 @@ function fetchOffsets(client: PlatformaticConsumer): Map<number, bigint[]> {
   return asked;
 }
 
-async function groupMembers(groupId: string) {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const { groups } = await admin.describeGroups([groupId]);
-    return groups[0]?.members.length ?? 0;
-  } finally {
-    await admin.disconnect();
-  }
+async function groupMembers(groupId: string): Promise<number> {
+  const { groups } = await withAdmin((admin) => admin.describeGroups([groupId]));
+  return groups[0]?.members.length ?? 0;
 }
 
 describe('the @platformatic/kafka consumer side on the real broker', () => {
@@ -299,13 +309,7 @@ describe('the @platformatic/kafka consumer side on the real broker', () => {
       Array.from({ length: 6 }, (_, i) => ({ partition: 0, value: `r${i}` })),
     );
     const o = options(topic);
-    const producer = kafka.producer({
-      transactionalId: uniq('offsets'),
-      idempotent: true,
-      maxInFlightRequests: 1,
-    });
-    await producer.connect();
-    try {
+    await withTransactionalProducer(async (producer) => {
       const txn = await producer.transaction();
       await txn.sendOffsets({
         consumerGroupId: o.groupId,
@@ -323,9 +327,7 @@ describe('the @platformatic/kafka consumer side on the real broker', () => {
       await until(() => r.values().length === 3);
       expect(r.batches[0]!.firstOffset()).toBe('3');
       expect(r.values()).toEqual(['r3', 'r4', 'r5']);
-    } finally {
-      await producer.disconnect();
-    }
+    });
   });
 
   it('stays in the group while a handler holds a batch longer than the session timeout: the library heartbeats on its own timer', async () => {

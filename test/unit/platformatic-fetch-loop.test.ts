@@ -158,6 +158,23 @@ function started(
   return { loop, errors, handlerErrors };
 }
 
+/** A started loop whose handler keeps each batch and resolves it whole. */
+function recording(source: FetchSource, partitions = [0, 1, 2]) {
+  const batches: FetchedBatch[] = [];
+  const x = started(
+    source,
+    async (b, c) => {
+      batches.push(b);
+      c.resolveOffset(b.lastOffset());
+    },
+    partitions,
+  );
+  /** The offsets delivered of `partition`, or each batch's of all. */
+  const offsets = (partition: number) =>
+    batches.filter((b) => b.partition === partition).flatMap(offsetsOf);
+  return { ...x, batches, offsets };
+}
+
 describe('fetch loop of the platformatic transport', () => {
   let stops: (() => Promise<void>)[] = [];
   afterEach(async () => {
@@ -171,21 +188,14 @@ describe('fetch loop of the platformatic transport', () => {
 
   it('delivers each partition in order, from where the handler resolved, one fetch per leader at a time', async () => {
     const fake = fakeSource();
-    const seen = new Map<number, string[]>();
-    track(
-      started(fake, async (b, c) => {
-        seen.set(b.partition, [...(seen.get(b.partition) ?? []), ...offsetsOf(b)]);
-        c.resolveOffset(b.lastOffset());
-      }),
-    );
-    await until(() => [0, 1, 2].every((p) => (seen.get(p)?.length ?? 0) === 9));
+    const r = track(recording(fake));
+    await until(() => [0, 1, 2].every((p) => r.offsets(p).length === 9));
     for (const p of [0, 1, 2])
-      expect(seen.get(p)).toEqual(Array.from({ length: 9 }, (_, i) => String(i)));
+      expect(r.offsets(p)).toEqual(Array.from({ length: 9 }, (_, i) => String(i)));
     expect(fake.maxInFlightPerNode).toBe(1);
     // Partitions of one leader share its fetch.
     expect(fake.fetches.some((f) => f.node === 1 && f.partitions.length === 2)).toBe(true);
   });
-
   it('reads a batch again when its handler resolved nothing, and from the resolved offset when it resolved part', async () => {
     const fake = fakeSource();
     const batches: string[][] = [];
@@ -242,52 +252,30 @@ describe('fetch loop of the platformatic transport', () => {
     const fake = fakeSource();
     let open!: () => void;
     fake.gate = new Promise<void>((r) => (open = r));
-    const batches: string[][] = [];
-    const { loop } = track(
-      started(
-        fake,
-        async (b, c) => {
-          batches.push(offsetsOf(b));
-          c.resolveOffset(b.lastOffset());
-        },
-        [0],
-      ),
-    );
+    const r = track(recording(fake, [0]));
     await until(() => fake.fetches.length === 1);
-    loop.seek(0, 6n);
+    r.loop.seek(0, 6n);
     fake.gate = null;
     open();
-    await until(() => batches.length >= 1);
-    expect(batches[0]).toEqual(['6', '7', '8']);
+    await until(() => r.batches.length >= 1);
+    expect(offsetsOf(r.batches[0]!)).toEqual(['6', '7', '8']);
   });
-
   it('delivers nothing of a partition paused during the fetch, fetches it no more, and goes on after resume', async () => {
     const fake = fakeSource();
     let open!: () => void;
     fake.gate = new Promise<void>((r) => (open = r));
-    const seen = new Map<number, string[]>();
-    const { loop } = track(
-      started(
-        fake,
-        async (b, c) => {
-          seen.set(b.partition, [...(seen.get(b.partition) ?? []), ...offsetsOf(b)]);
-          c.resolveOffset(b.lastOffset());
-        },
-        [0, 1],
-      ),
-    );
+    const r = track(recording(fake, [0, 1]));
     await until(() => fake.fetches.length === 1);
-    loop.pause([0]);
+    r.loop.pause([0]);
     fake.gate = null;
     open();
-    await until(() => seen.get(1)?.length === 9);
-    expect(seen.get(0)).toBeUndefined();
+    await until(() => r.offsets(1).length === 9);
+    expect(r.offsets(0)).toEqual([]);
     expect(fake.fetches.slice(1).every((f) => !f.partitions.includes(0))).toBe(true);
-    loop.resume([0]);
-    await until(() => seen.get(0)?.length === 9);
-    expect(seen.get(0)![0]).toBe('0');
+    r.loop.resume([0]);
+    await until(() => r.offsets(0).length === 9);
+    expect(r.offsets(0)[0]).toBe('0');
   });
-
   it('makes a batch stale when its partition is revoked or sought during the handler, and ignores what it resolves then', async () => {
     const fake = fakeSource();
     let release!: () => void;
@@ -327,38 +315,20 @@ describe('fetch loop of the platformatic transport', () => {
   it('moves past a fetch that holds only control records, without calling the handler', async () => {
     const fake = fakeSource(9);
     fake.markersAt.add(0n);
-    const batches: string[][] = [];
-    track(
-      started(
-        fake,
-        async (b, c) => {
-          batches.push(offsetsOf(b));
-          c.resolveOffset(b.lastOffset());
-        },
-        [2],
-      ),
-    );
-    await until(() => batches.length >= 1);
-    expect(batches[0]).toEqual(['1', '2', '3']);
+    const r = track(recording(fake, [2]));
+    await until(() => r.batches.length >= 1);
+    expect(offsetsOf(r.batches[0]!)).toEqual(['1', '2', '3']);
   });
-
   it('reads an out-of-range partition from its earliest offset, and asks the layout again after another partition error', async () => {
     const fake = fakeSource(9, 4n);
     fake.errorOnce.set(0, 1);
     fake.errorOnce.set(2, 6);
-    const seen = new Map<number, string[]>();
-    const { errors } = track(
-      started(fake, async (b, c) => {
-        seen.set(b.partition, [...(seen.get(b.partition) ?? []), ...offsetsOf(b)]);
-        c.resolveOffset(b.lastOffset());
-      }),
-    );
-    await until(() => seen.get(0)?.length === 9 && seen.get(2)?.length === 9);
-    expect(seen.get(0)![0]).toBe('4');
+    const r = track(recording(fake));
+    await until(() => r.offsets(0).length === 9 && r.offsets(2).length === 9);
+    expect(r.offsets(0)[0]).toBe('4');
     expect(fake.freshLayouts).toBeGreaterThan(0);
-    expect(errors).toEqual([]);
+    expect(r.errors).toEqual([]);
   });
-
   it('reports a failing fetch and tries again', async () => {
     const fake = fakeSource();
     const fetch = fake.fetch.bind(fake);
@@ -367,21 +337,10 @@ describe('fetch loop of the platformatic transport', () => {
       if (failures-- > 0) throw new Error('network');
       return fetch(...args);
     };
-    const seen: string[] = [];
-    const { errors } = track(
-      started(
-        fake,
-        async (b, c) => {
-          seen.push(...offsetsOf(b));
-          c.resolveOffset(b.lastOffset());
-        },
-        [2],
-      ),
-    );
-    await until(() => seen.length === 9);
-    expect(errors).toEqual([new Error('network')]);
+    const r = track(recording(fake, [2]));
+    await until(() => r.offsets(2).length === 9);
+    expect(r.errors).toEqual([new Error('network')]);
   });
-
   it('reports a rejecting handler, with whether its batch was stale, and reads an unresolved batch again', async () => {
     const fake = fakeSource();
     const batches: string[][] = [];

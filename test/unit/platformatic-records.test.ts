@@ -303,26 +303,20 @@ describe('read_committed filter of a raw fetch response (platformatic records.ts
   });
 
   it('gives timestamps in ms strings, the batch maximum under log append time', () => {
+    const timestamps = (b: RecordsBatch) =>
+      fetchedBatch(
+        't',
+        0,
+        { highWatermark: 2n, abortedTransactions: null, records: [b] },
+        0n,
+      )!.messages.map((m) => m.timestamp);
     const create = batch(0n, [record(0, Buffer.from('a')), record(1, Buffer.from('b'))], 0, -1n);
-    expect(
-      fetchedBatch(
-        't',
-        0,
-        { highWatermark: 2n, abortedTransactions: null, records: [create] },
-        0n,
-      )!.messages.map((m) => m.timestamp),
-    ).toEqual(['1000', '1001']);
-    const append = { ...create, attributes: LOG_APPEND_TIME, maxTimestamp: 5_000n };
-    expect(
-      fetchedBatch(
-        't',
-        0,
-        { highWatermark: 2n, abortedTransactions: null, records: [append] },
-        0n,
-      )!.messages.map((m) => m.timestamp),
-    ).toEqual(['5000', '5000']);
+    expect(timestamps(create)).toEqual(['1000', '1001']);
+    expect(timestamps({ ...create, attributes: LOG_APPEND_TIME, maxTimestamp: 5_000n })).toEqual([
+      '5000',
+      '5000',
+    ]);
   });
-
   it('keeps a header given twice as an array of its values, in order', () => {
     const h = headersOf([
       [Buffer.from('a'), Buffer.from('1')],

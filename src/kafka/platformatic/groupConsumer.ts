@@ -13,6 +13,7 @@ import {
   findErrorBy,
   GroupProtocols,
 } from '@platformatic/kafka';
+import { IllegalTransitionError, Lifecycle, type TransitionTable } from '../../lifecycle';
 import { settledWithin } from '../../time';
 import type {
   BatchControl,
@@ -62,6 +63,14 @@ export async function committedOffsets(
   return out;
 }
 
+/** created → running (start) → stopped; stop before start is allowed. */
+type GroupState = 'created' | 'running' | 'stopped';
+const GROUP_TRANSITIONS: TransitionTable<GroupState> = {
+  created: ['running', 'stopped'],
+  running: ['stopped'],
+  stopped: [],
+};
+
 const isUnstableOffsetCommit = (e: unknown) =>
   findErrorBy(e as Error, 'apiId', 'UNSTABLE_OFFSET_COMMIT') !== null;
 
@@ -86,7 +95,13 @@ export function platformaticGroupConsumer(
   const sleepers = new Sleepers();
   let handlers: GroupHandlers | null = null;
   let assigned: number[] = [];
-  let running = false;
+  const lifecycle = new Lifecycle<GroupState>(
+    GROUP_TRANSITIONS,
+    'created',
+    (from, to) =>
+      new IllegalTransitionError('ILLEGAL_GROUP_CONSUMER_TRANSITION', 'group consumer', from, to),
+  );
+  const isRunning = () => lifecycle.state === 'running';
   /** The joins told so far, in order (onJoin). */
   let joins = Promise.resolve();
   let joinCount = 0;
@@ -125,7 +140,7 @@ export function platformaticGroupConsumer(
           if (loopControl.isStale()) throw new StaleBatchError(batch.partition);
         },
         resolveOffset: loopControl.resolveOffset,
-        isRunning: () => running,
+        isRunning,
         isStale: loopControl.isStale,
       };
       await handlers?.batch(batch, control);
@@ -138,7 +153,7 @@ export function platformaticGroupConsumer(
    */
   async function startPositions(partitions: number[]): Promise<Map<number, bigint>> {
     const out = new Map<number, bigint>();
-    while (running) {
+    while (isRunning()) {
       const waiting = partitions.filter((p) => loop.isOwned(p) && !loop.hasPosition(p));
       if (waiting.length === 0) break;
       try {
@@ -173,7 +188,7 @@ export function platformaticGroupConsumer(
    * reading is not assigned (the newer one's assignment follows).
    */
   function onJoin(e: { generationId?: number; memberId: string }): void {
-    if (!running || handlers === null) return;
+    if (!isRunning() || handlers === null) return;
     const h = handlers;
     const now = topicPartitions(consumer.assignments, o.topic);
     const { revoked, added } = assignmentChange(assigned, now);
@@ -190,7 +205,7 @@ export function platformaticGroupConsumer(
     tell(async () => {
       h.revoked(revoked);
       const positions = await startPositions(added);
-      if (running && join === joinCount) h.assigned(now, group);
+      if (isRunning() && join === joinCount) h.assigned(now, group);
       for (const [p, offset] of positions) loop.place(p, offset);
     });
   }
@@ -202,7 +217,7 @@ export function platformaticGroupConsumer(
 
   /** Everything goes; the loop starts again from the committed offsets (kafkajs' restart). */
   function crash(e: unknown): void {
-    if (!running) return;
+    if (!isRunning()) return;
     handlers?.crashed(e, true);
     loop.forget(assigned);
     void placeFromCommitted(assigned);
@@ -213,7 +228,7 @@ export function platformaticGroupConsumer(
    * of the group, so all it held is revoked; it joins again by itself.
    */
   async function rejoin(e: unknown): Promise<void> {
-    if (!running || handlers === null || rejoining) return;
+    if (!isRunning() || handlers === null || rejoining) return;
     rejoining = true;
     const h = handlers;
     const lost = assigned;
@@ -224,9 +239,9 @@ export function platformaticGroupConsumer(
       h.revoked(lost);
       h.crashed(e, true);
     });
-    while (running) {
+    while (isRunning()) {
       await sleepers.sleep(FETCH_RETRY_MS);
-      if (!running) break;
+      if (!isRunning()) break;
       try {
         await consumer.joinGroup(groupOptions);
         break;
@@ -248,7 +263,7 @@ export function platformaticGroupConsumer(
 
     async start(h) {
       handlers = h;
-      running = true;
+      lifecycle.to('running');
       consumer.on('consumer:group:join', onJoin);
       // Without a listener, the library's `error` event would throw.
       consumer.on('error', (e: unknown) => void rejoin(e));
@@ -269,7 +284,8 @@ export function platformaticGroupConsumer(
      * member), then leaves the group and closes the clients, each bounded in time.
      */
     async stop() {
-      running = false;
+      if (lifecycle.state === 'stopped') return;
+      lifecycle.to('stopped');
       sleepers.wakeAll();
       await loop.stop(o.rebalanceTimeoutMs);
       const closing = Promise.allSettled([consumer.close(true), admin.close()]);

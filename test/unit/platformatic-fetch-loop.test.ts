@@ -12,6 +12,7 @@ import {
   type FetchedPartition,
   type FetchSource,
 } from '../../src/kafka/platformatic/fetchLoop';
+import { Semaphore } from '../../src/kafka/platformatic/semaphore';
 import type { FetchedBatch } from '../../src/kafka/transport/records';
 
 const TOPIC = 't';
@@ -381,6 +382,42 @@ describe('fetch loop of the platformatic transport', () => {
     await loop.stop(50);
     expect(Date.now() - t0).toBeLessThan(1000);
     expect(loop.running).toBe(false);
+  });
+});
+
+describe('the handlers bound of the fetch loop (semaphore.ts)', () => {
+  it('never runs more than its limit, a task arriving while a slot is handed over included, and runs every task in arrival order', async () => {
+    const bound = new Semaphore(2);
+    let active = 0;
+    let most = 0;
+    const order: number[] = [];
+    const ends: (() => void)[] = [];
+    const task = (i: number) => () => {
+      order.push(i);
+      active += 1;
+      most = Math.max(most, active);
+      return new Promise<void>((resolve) =>
+        ends.push(() => {
+          active -= 1;
+          resolve();
+        }),
+      );
+    };
+    const runs = [0, 1, 2].map((i) => bound.run(task(i)));
+    await new Promise((r) => setImmediate(r));
+    // The first task ends; a task arrives in the microtask after the one that frees its slot
+    // and before the waiting task takes it.
+    ends[0]!();
+    queueMicrotask(() => runs.push(bound.run(task(3))));
+    await new Promise((r) => setImmediate(r));
+    expect(most).toBe(2);
+    // The others end as they start.
+    for (let ended = 1; ended < 4;) {
+      await new Promise((r) => setImmediate(r));
+      while (ended < ends.length) ends[ended++]!();
+    }
+    await Promise.all(runs);
+    expect(order).toEqual([0, 1, 2, 3]);
   });
 });
 

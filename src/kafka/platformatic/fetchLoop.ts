@@ -11,6 +11,7 @@ import { IllegalTransitionError, Lifecycle, type TransitionTable } from '../../l
 import { settledWithin } from '../../time';
 import type { FetchedBatch } from '../transport/records';
 import { fetchedBatch, type RawPartition } from './records';
+import { Semaphore } from './semaphore';
 import { Sleepers } from './sleepers';
 
 /** A partition of a fetch response: its index, error code and data. */
@@ -97,7 +98,7 @@ export class FetchLoop {
   private readonly work = new Set<Promise<void>>();
   private layout: TopicLayout | null = null;
   private layoutStale = true;
-  private readonly handlers = new Semaphore();
+  private readonly handlers: Semaphore;
   private wakeUp: (() => void) | null = null;
   private dirty = false;
   /** Pauses after failures: changes do not cut them short (that would spin), `stop` does. */
@@ -108,7 +109,7 @@ export class FetchLoop {
     private readonly o: FetchLoopOptions,
     private readonly handler: BatchHandler,
   ) {
-    this.handlers.limit = Math.max(1, o.partitionsConcurrently);
+    this.handlers = new Semaphore(Math.max(1, o.partitionsConcurrently));
   }
 
   get running(): boolean {
@@ -372,23 +373,5 @@ export class FetchLoop {
       const timer = setTimeout(done, IDLE_MS);
       this.wakeUp = done;
     });
-  }
-}
-
-/** At most `limit` tasks at once, the rest in arrival order. */
-class Semaphore {
-  limit = 1;
-  private active = 0;
-  private readonly queue: (() => void)[] = [];
-
-  async run(task: () => Promise<void>): Promise<void> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.queue.push(resolve));
-    this.active += 1;
-    try {
-      await task();
-    } finally {
-      this.active -= 1;
-      this.queue.shift()?.();
-    }
   }
 }

@@ -21,7 +21,7 @@ export interface FetchedPartition extends RawPartition {
 }
 
 /** Where each partition of the topic is read from. */
-export interface TopicLayout {
+export interface LeaderLayout {
   topicId: string;
   /** Partition → leader node (-1: none now). */
   leaders: ReadonlyMap<number, number>;
@@ -30,7 +30,7 @@ export interface TopicLayout {
 /** What the loop needs of a client. */
 export interface FetchSource {
   /** The topic's layout; `fresh`: asked of the cluster, not taken from a cache. */
-  layout(fresh: boolean): Promise<TopicLayout>;
+  layout(fresh: boolean): Promise<LeaderLayout>;
   /** One read_committed fetch from `node` of the partitions at their offsets. */
   fetch(
     node: number,
@@ -96,7 +96,7 @@ export class FetchLoop {
   private readonly busy = new Set<number>();
   private readonly fetchingNodes = new Set<number>();
   private readonly work = new Set<Promise<void>>();
-  private layout: TopicLayout | null = null;
+  private layout: LeaderLayout | null = null;
   private layoutStale = true;
   private readonly handlers: Semaphore;
   private wakeUp: (() => void) | null = null;

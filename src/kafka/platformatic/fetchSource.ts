@@ -11,7 +11,7 @@ import {
   type fetchV17,
   ListOffsetTimestamps,
 } from '@platformatic/kafka';
-import type { FetchedPartition, FetchSource, TopicLayout } from './fetchLoop';
+import type { FetchedPartition, FetchSource, LeaderLayout } from './fetchLoop';
 
 export interface FetchSizes {
   maxBytes: number;
@@ -38,7 +38,7 @@ function responseOfFailure(error: unknown): fetchV17.FetchResponse | null {
 
 export function consumerFetchSource(consumer: Consumer, topic: string, o: FetchSizes): FetchSource {
   return {
-    async layout(fresh): Promise<TopicLayout> {
+    async layout(fresh): Promise<LeaderLayout> {
       const metadata = await consumer.metadata({ topics: [topic], forceUpdate: fresh });
       const t = metadata.topics.get(topic);
       if (t === undefined) throw new Error(`topic ${topic} is not in the cluster's metadata`);

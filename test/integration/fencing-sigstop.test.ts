@@ -17,9 +17,10 @@
  * stall, the other one was assigned all of them during it, and the stalled one joined again
  * after it.
  *
- * Run on the kafkajs transport; CG_KAFKA_CLIENT picks the one to run (describe.each), and
- * 'platformatic' joins the list once its consumer and producer are in (src/kafka/platformatic/
- * clients.ts). Both processes are killed at the end, whatever happened.
+ * Run on both transports (describe.each): kafkajs, whose producer per partition is fenced by
+ * its epoch, and platformatic, whose one producer per process is fenced by the group's
+ * generation (KIP-447); CG_KAFKA_CLIENT narrows it to one. Both processes are killed at the
+ * end, whatever happened.
  */
 import { readFileSync } from 'node:fs';
 import { Admin, FetchIsolationLevels, ListOffsetTimestamps } from '@platformatic/kafka';
@@ -45,7 +46,9 @@ import type { Consumed } from './pipeline';
 
 jest.setTimeout(480_000);
 
-const CLIENTS = process.env.CG_KAFKA_CLIENT ? [process.env.CG_KAFKA_CLIENT] : ['kafkajs'];
+const CLIENTS = process.env.CG_KAFKA_CLIENT
+  ? [process.env.CG_KAFKA_CLIENT]
+  : ['kafkajs', 'platformatic'];
 
 /** The processor's "group joined" lines of a log file: when, and the whole assignment. */
 function joins(logFile: string): { time: number; assigned: number[] }[] {

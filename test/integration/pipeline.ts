@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type KafkaMessage, type Message } from 'kafkajs';
 import pino from 'pino';
-import { DEFAULTS, type Config } from '../../src/config/config';
+import { DEFAULTS, loadConfig, type Config } from '../../src/config/config';
 import type { ContextEvent } from '../../src/engine/events';
 import { startProcessor, type Running } from '../../src/cli/run';
 import { RegistryCodec } from '../../src/registry/codec';
@@ -30,6 +30,14 @@ export function liveFleet(options: FleetOptions): ReturnType<typeof generateFlee
   return generateFleetArray({ startTime: Date.now(), ...options });
 }
 
+/**
+ * The transport the integration tests run the processor on: CG_KAFKA_CLIENT as the processor
+ * reads it (`npm run test:platformatic` runs the integration project on @platformatic/kafka).
+ */
+export function testKafkaClient(): Config['kafkaClient'] {
+  return loadConfig({ CG_KAFKA_CLIENT: process.env.CG_KAFKA_CLIENT }).kafkaClient;
+}
+
 /** A config with topics and group unique to one test. */
 export function testConfig(overrides: Partial<Config> = {}): Config {
   const id = randomUUID().slice(0, 8);
@@ -51,6 +59,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     httpPort: 0,
     // Explicit: these tests send unsigned events; those that test authority give a ring.
     allowUnsigned: true,
+    kafkaClient: testKafkaClient(),
     ...overrides,
   };
 }

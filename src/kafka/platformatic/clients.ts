@@ -7,8 +7,12 @@
  * from them.
  */
 import type { BaseOptions, Consumer } from '@platformatic/kafka';
-import { ConfigError, ENV_NAMES } from '../../config/config';
 import type { ShareTransactions } from '../producers';
+import { SharedTransactions } from '../sharedTransactions';
+import { isTransientPlatformaticFailure } from './errorTypes';
+import { platformaticGroupConsumer } from './groupConsumer';
+import { platformaticPartitionReader } from './partitionReader';
+import { platformaticTransactionalProducer } from './transactionalProducer';
 import type {
   GroupConsumer,
   GroupConsumerOptions,
@@ -35,13 +39,13 @@ export interface PlatformaticClients {
   shareTransactions: ShareTransactions;
 }
 
-/**
- * The parts, once the consumer and the producer on the library are in this build: until then
- * CG_KAFKA_CLIENT=platformatic is refused at start with this one line.
- */
+/** The parts on @platformatic/kafka 2.12.1. */
 export function platformaticClients(): PlatformaticClients {
-  throw new ConfigError(
-    `${ENV_NAMES.kafkaClient}=platformatic: this build has the admin on @platformatic/kafka but not ` +
-      `yet its consumer and producer; set ${ENV_NAMES.kafkaClient}=kafkajs`,
-  );
+  return {
+    groupConsumer: platformaticGroupConsumer,
+    partitionReader: platformaticPartitionReader,
+    transactionalProducer: platformaticTransactionalProducer,
+    isTransient: isTransientPlatformaticFailure,
+    shareTransactions: (newProducer, options) => new SharedTransactions(newProducer, options),
+  };
 }

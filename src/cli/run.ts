@@ -3,7 +3,8 @@ import { type Config, loadConfig, requireRegistry, requireSafeHttp } from '../co
 import { createLogger, logConfiguration } from '../config/redact';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import { kafkajsTransport } from '../kafka/kafkajs';
-import { Processor, type ProcessorDeps } from '../kafka/processor';
+import { Processor } from '../kafka/processor';
+import type { Transport } from '../kafka/transport';
 import { requirePlatformaticNode } from '../kafka/platformatic/connection';
 import { RegistryCodec } from '../registry/codec';
 import { provideServices, type Services } from '../services';
@@ -90,7 +91,7 @@ export async function startProcessor(
     );
   }
   const kafka = kafkaClient(config.brokers, config.clientId, log, config);
-  let transport: Pick<ProcessorDeps, 'transport' | 'shareTransactions'>;
+  let transport: Transport;
   try {
     // No broker, wrong credentials or an untrusted certificate: a clear error now, not retries.
     await checkKafkaSecurity(config.brokers, config.clientId, log, config);
@@ -110,7 +111,7 @@ export async function startProcessor(
   );
   keyRing.observe(metrics);
   processor = new Processor({
-    ...transport,
+    transport,
     codec,
     config,
     log,
@@ -182,16 +183,12 @@ export async function startProcessor(
 async function transportFor(
   config: Config,
   kafka: ReturnType<typeof kafkaClient>,
-): Promise<Pick<ProcessorDeps, 'transport' | 'shareTransactions'>> {
+): Promise<Transport> {
   if (config.kafkaClient === 'kafkajs')
-    return { transport: kafkajsTransport(kafka, { coordinatorCache: config.coordinatorCache }) };
+    return kafkajsTransport(kafka, { coordinatorCache: config.coordinatorCache });
   const { platformaticTransport } = await import('../kafka/platformatic/transport');
   const { platformaticClients } = await import('../kafka/platformatic/clients');
-  const clients = platformaticClients();
-  return {
-    transport: platformaticTransport(config, clients),
-    shareTransactions: clients.shareTransactions,
-  };
+  return platformaticTransport(config, platformaticClients());
 }
 
 /** Signals closer together than this are one keystroke delivered twice (see runCommand). */

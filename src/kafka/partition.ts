@@ -84,7 +84,7 @@ export type BatchOutcome =
 export interface TaskHost extends RestoreHost {
   readonly config: Config;
   readonly codec: RegistryCodec;
-  /** A new transactional producer for `partition` (newTransactionalProducer; a fake in tests). */
+  /** A new transactional producer for `partition` (src/kafka/producers.ts; a fake in tests). */
   newProducer(partition: number): TransactionalProducer;
   /** The engine's options for the next batch (the trusted key ring may be reloaded between batches). */
   engine(): EngineOptions;

@@ -24,7 +24,7 @@ import { RecordLimits } from './recordLimits';
 import type { ProcessorObserver } from './processorObserver';
 import { RESTORE_TIMEOUT_MS, restorePartitions } from './restore';
 import { ensureTopics } from './topics';
-import { partitionProducers, type PartitionProducers, type ShareTransactions } from './producers';
+import { partitionProducers, type PartitionProducers } from './producers';
 import type {
   BatchControl,
   FetchedBatch,
@@ -48,11 +48,6 @@ export interface ProcessorDeps {
   trustedKeys?: () => TrustedKeyRing | null;
   observer?: ProcessorObserver;
   clock?: () => number;
-  /**
-   * How a transport with one producer per process (`producerScope: 'process'`) shares it among
-   * the partitions (src/kafka/producers.ts); unused with one per partition.
-   */
-  shareTransactions?: ShareTransactions;
 }
 
 export class Processor implements SessionDirectory {
@@ -76,13 +71,9 @@ export class Processor implements SessionDirectory {
   constructor(private readonly deps: ProcessorDeps) {
     this.observer = deps.observer ?? {};
     this.clock = deps.clock ?? Date.now;
-    this.producers = partitionProducers(
-      deps.transport,
-      deps.config,
-      deps.log,
-      deps.shareTransactions,
-      (outcome) => this.observer.kafkaTransaction?.(outcome),
-    );
+    this.producers = partitionProducers(deps.transport, deps.config, deps.log, {
+      ended: (outcome) => this.observer.kafkaTransaction?.(outcome),
+    });
     this.capacity = new SessionCapacity(deps.config.maxSessions, () => this.sessionCount());
     this.group = { groupId: deps.config.groupId, generationId: null, memberId: null };
   }

@@ -1,9 +1,9 @@
 /**
  * The commit of one batch: the transaction that makes the batch's outputs, changelog records
  * and consumer offset visible together or not at all, on a transactional producer of the
- * transport (src/kafka/transport/producer.ts). Its producer's transactionalId is derived from
- * group + topic + partition (one producer per input partition), so that a new owner fences a
- * zombie.
+ * transport (src/kafka/transport/producer.ts): the partition's own (kafkajs: its
+ * transactionalId is `transactionalId` below, so that a new owner fences a zombie) or a facade
+ * of the process's one (platformatic), as src/kafka/producers.ts makes them.
  *
  * The transport types its client's failures (src/kafka/transport/errors.ts); here they become
  * what the processor acts on, by class and never by message text:
@@ -12,7 +12,6 @@
  * - `TransactionOutcomeUnknownError`: the transaction failed once begun: Kafka is the truth;
  * - `RecordTooLargeError`: the broker refused a request as too large, and the abort succeeded.
  */
-import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { withTimeout } from '../time';
 import { REQUEST_BUDGET_BYTES, outputRequests } from './outputChunks';
@@ -26,7 +25,6 @@ import {
   type GroupMetadata,
   type OutRecord,
   type TransactionalProducer,
-  type Transport,
 } from './transport';
 
 /** `e`, a failure inside the transaction, as the typed error the processor acts on. */
@@ -34,28 +32,9 @@ function duringTransaction(e: unknown): ProducerFencedError | TransactionOutcome
   return e instanceof ProducerFencedError ? e : new TransactionOutcomeUnknownError(e);
 }
 
+/** The transactionalId of an input partition's own producer: `<group>-<input topic>-<partition>`. */
 export function transactionalId(c: Config, partition: number): string {
   return `${c.groupId}-${c.inputTopic}-${partition}`;
-}
-
-export function newTransactionalProducer(
-  transport: Transport,
-  config: Config,
-  partition: number,
-  log: Logger,
-): TransactionalProducer {
-  return transport.transactionalProducer({
-    transactionalId: transactionalId(config, partition),
-    transactionTimeoutMs: config.transactionTimeoutMs,
-    retryMs: config.transactionRetryMs,
-    // Every request of the transaction protocol with its duration (retries show as repeats).
-    ...(log.isLevelEnabled('trace')
-      ? {
-          onRequest: (api: string, ms: number) =>
-            log.trace({ partition, api, ms }, 'producer request'),
-        }
-      : {}),
-  });
 }
 
 /** What one batch commits: its records by topic and the input position after it. */

@@ -57,7 +57,7 @@ describe('the producers of the processor', () => {
   it("'partition': one producer per input partition, transactionalId group-topic-partition, nothing shared", async () => {
     const { transport, made } = fakeTransport('partition');
     const share = jest.fn<ReturnType<ShareTransactions>, Parameters<ShareTransactions>>();
-    const producers = partitionProducers(transport, config, log, share);
+    const producers = partitionProducers(transport, config, log, { share });
     producers.forPartition(0);
     producers.forPartition(3);
     producers.forPartition(3);
@@ -84,7 +84,9 @@ describe('the producers of the processor', () => {
         },
       };
     };
-    const producers = partitionProducers(transport, { ...config, instanceId: 'i-1' }, log, share);
+    const producers = partitionProducers(transport, { ...config, instanceId: 'i-1' }, log, {
+      share,
+    });
     expect(newProducer).not.toBeNull();
     producers.forPartition(2);
     producers.forPartition(5);
@@ -92,12 +94,6 @@ describe('the producers of the processor', () => {
     expect(new Set(made.map((o) => o.transactionalId))).toEqual(new Set(['g-in-i-1']));
     await producers.close();
     expect(closed).toBe(1);
-  });
-
-  it("'process' without a way to share it is refused at once", () => {
-    expect(() => partitionProducers(fakeTransport('process').transport, config, log)).toThrow(
-      /shareTransactions/,
-    );
   });
 
   it('CG_INSTANCE_ID unset: a random instance id per start, never the same twice', () => {
@@ -130,7 +126,6 @@ describe('the transport on @platformatic/kafka, wired from its parts', () => {
         return {} as TransactionalProducer;
       },
       isTransient: (e: unknown) => e === 'transient',
-      shareTransactions: (() => ({})) as unknown as ShareTransactions,
     } as unknown as PlatformaticClients;
     const transport = platformaticTransport(config, clients);
     expect(transport.producerScope).toBe('process');

@@ -1,14 +1,12 @@
 /**
  * The parts the transport on @platformatic/kafka (transport.ts) is built from: the group
  * consumer and the changelog reader (groupConsumer.ts, partitionReader.ts), the transactional
- * producer and the classification of failures (transactionalProducer.ts, errorTypes.ts), and the
- * process-wide producer shared by the partitions (src/kafka/sharedTransactions.ts). Named here
+ * producer and the classification of failures (transactionalProducer.ts, errorTypes.ts). (The
+ * processor shares the producer among its partitions itself: src/kafka/producers.ts.) Named here
  * by what the transport needs of each, so that it is wired (and unit-tested with fakes) apart
  * from them.
  */
 import type { BaseOptions, Consumer } from '@platformatic/kafka';
-import type { ShareTransactions } from '../producers';
-import { SharedTransactions } from '../sharedTransactions';
 import { isTransientPlatformaticFailure } from './errorTypes';
 import { platformaticGroupConsumer } from './groupConsumer';
 import { platformaticPartitionReader } from './partitionReader';
@@ -36,7 +34,6 @@ export interface PlatformaticClients {
     consumerOf: (groupId: string) => Consumer | undefined,
   ): TransactionalProducer;
   isTransient(error: unknown): boolean;
-  shareTransactions: ShareTransactions;
 }
 
 /** The parts on @platformatic/kafka 2.12.1. */
@@ -46,6 +43,5 @@ export function platformaticClients(): PlatformaticClients {
     partitionReader: platformaticPartitionReader,
     transactionalProducer: platformaticTransactionalProducer,
     isTransient: isTransientPlatformaticFailure,
-    shareTransactions: (newProducer, options) => new SharedTransactions(newProducer, options),
   };
 }

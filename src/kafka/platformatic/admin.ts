@@ -20,6 +20,7 @@ import {
   type BaseOptions,
 } from '@platformatic/kafka';
 import type { NewTopic, PartitionOffsets, TransportAdmin } from '../transport/admin';
+import { apiIdOf, errorTree } from './errorTypes';
 
 export function platformaticAdmin(base: BaseOptions): TransportAdmin {
   const admin = new Admin(base);
@@ -95,13 +96,13 @@ export function platformaticAdmin(base: BaseOptions): TransportAdmin {
       );
     },
     committedOffsets: async (groupId, topic) => {
-      const partitionIndexes = await partitionsOf(topic);
-      const [group] = await admin.listConsumerGroupOffsets({
-        groups: [{ groupId, topics: [{ name: topic, partitionIndexes }] }],
-        requireStable: true,
-      });
-      const found = group?.topics.find((t) => t.name === topic)?.partitions ?? [];
-      return found.map((p) => ({ partition: p.partitionIndex, offset: String(p.committedOffset) }));
+      const committed = await stableCommittedOffsets(
+        admin,
+        groupId,
+        topic,
+        await partitionsOf(topic),
+      );
+      return [...committed].map(([partition, offset]) => ({ partition, offset: String(offset) }));
     },
     topicOffsets: async (topic): Promise<PartitionOffsets[]> => {
       const partitions = await partitionsOf(topic);
@@ -116,6 +117,32 @@ export function platformaticAdmin(base: BaseOptions): TransportAdmin {
   };
 }
 
+/**
+ * The group's committed offset of each of `partitions` (-1: none), read with requireStable:
+ * while a transaction holding offsets of the group is open, the coordinator answers
+ * UNSTABLE_OFFSET_COMMIT rather than an offset that is about to move (a zombie's transaction
+ * resolves first; design-notes.md §7, step 3).
+ * The library consumer's own read does not ask for it (gap 11); both the group consumer and
+ * the admin's `committedOffsets` read with this.
+ */
+export async function stableCommittedOffsets(
+  admin: Admin,
+  groupId: string,
+  topic: string,
+  partitions: number[],
+): Promise<Map<number, bigint>> {
+  const groups = await admin.listConsumerGroupOffsets({
+    groups: [{ groupId, topics: [{ name: topic, partitionIndexes: partitions }] }],
+    requireStable: true,
+  });
+  const out = new Map<number, bigint>();
+  for (const g of groups)
+    for (const t of g.topics)
+      if (t.name === topic)
+        for (const p of t.partitions) out.set(p.partitionIndex, p.committedOffset);
+  return out;
+}
+
 /** The topics of one createTopics call each: those with the same configs together, in order. */
 export function byConfigs(topics: readonly NewTopic[]): NewTopic[][] {
   const groups = new Map<string, NewTopic[]>();
@@ -126,16 +153,8 @@ export function byConfigs(topics: readonly NewTopic[]): NewTopic[][] {
   return [...groups.values()];
 }
 
-/** The protocol error ids (`apiId`) anywhere in the library's error tree. */
-function protocolErrorIds(e: unknown): string[] {
-  if (typeof e !== 'object' || e === null) return [];
-  const { apiId, errors } = e as { apiId?: unknown; errors?: unknown };
-  const nested = Array.isArray(errors) ? errors.flatMap(protocolErrorIds) : [];
-  return typeof apiId === 'string' ? [apiId, ...nested] : nested;
-}
-
 /** Every topic of the call existed already: another instance created them first. */
 function onlyAlreadyExists(e: unknown): boolean {
-  const ids = protocolErrorIds(e);
+  const ids = errorTree(e).flatMap((x) => apiIdOf(x) ?? []);
   return ids.length > 0 && ids.every((id) => id === 'TOPIC_ALREADY_EXISTS');
 }

@@ -65,6 +65,11 @@ function firstOf(e: unknown, types: ReadonlySet<string>): string | null {
   return null;
 }
 
+/** Whether a protocol error named `type` is anywhere in `e`'s tree. */
+export function hasProtocolError(e: unknown, type: string): boolean {
+  return errorTree(e).some((x) => apiIdOf(x) === type);
+}
+
 /**
  * The protocol error's name when `e` fenced the producer or refused the group member's
  * offsets (PRODUCER_FENCING_TYPES, GROUP_FENCING_TYPES), else null.

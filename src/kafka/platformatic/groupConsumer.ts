@@ -10,7 +10,6 @@ import {
   type BaseOptions,
   Consumer,
   FetchIsolationLevels,
-  findErrorBy,
   GroupProtocols,
 } from '@platformatic/kafka';
 import { IllegalTransitionError, Lifecycle, type TransitionTable } from '../../lifecycle';
@@ -22,7 +21,9 @@ import type {
   GroupHandlers,
 } from '../transport/consumer';
 import type { GroupMetadata } from '../transport/producer';
+import { stableCommittedOffsets } from './admin';
 import { assignmentChange, topicPartitions } from './assignment';
+import { hasProtocolError } from './errorTypes';
 import { FETCH_RETRY_MS, FetchLoop } from './fetchLoop';
 import { consumerFetchSource } from './fetchSource';
 import { Sleepers } from './sleepers';
@@ -39,30 +40,6 @@ export class StaleBatchError extends Error {
   }
 }
 
-/**
- * The group's committed offset of each of `partitions` (-1: none), read with requireStable:
- * while a transaction holding offsets of the group is open, the coordinator answers
- * UNSTABLE_OFFSET_COMMIT rather than an offset that is about to move (a zombie's transaction
- * resolves first; design-notes.md §7, step 3). The consumer's own read does not ask for it (gap 11).
- */
-export async function committedOffsets(
-  admin: Admin,
-  groupId: string,
-  topic: string,
-  partitions: number[],
-): Promise<Map<number, bigint>> {
-  const groups = await admin.listConsumerGroupOffsets({
-    groups: [{ groupId, topics: [{ name: topic, partitionIndexes: partitions }] }],
-    requireStable: true,
-  });
-  const out = new Map<number, bigint>();
-  for (const g of groups)
-    for (const t of g.topics)
-      if (t.name === topic)
-        for (const p of t.partitions) out.set(p.partitionIndex, p.committedOffset);
-  return out;
-}
-
 /** created → running (start) → stopped; stop before start is allowed. */
 type GroupState = 'created' | 'running' | 'stopped';
 const GROUP_TRANSITIONS: TransitionTable<GroupState> = {
@@ -71,8 +48,7 @@ const GROUP_TRANSITIONS: TransitionTable<GroupState> = {
   stopped: [],
 };
 
-const isUnstableOffsetCommit = (e: unknown) =>
-  findErrorBy(e as Error, 'apiId', 'UNSTABLE_OFFSET_COMMIT') !== null;
+const isUnstableOffsetCommit = (e: unknown) => hasProtocolError(e, 'UNSTABLE_OFFSET_COMMIT');
 
 export function platformaticGroupConsumer(
   base: BaseOptions,
@@ -157,7 +133,7 @@ export function platformaticGroupConsumer(
       const waiting = partitions.filter((p) => loop.isOwned(p) && !loop.hasPosition(p));
       if (waiting.length === 0) break;
       try {
-        const committed = await committedOffsets(admin, o.groupId, o.topic, waiting);
+        const committed = await stableCommittedOffsets(admin, o.groupId, o.topic, waiting);
         const none = waiting.filter((p) => (committed.get(p) ?? -1n) < 0n);
         const earliest = none.length > 0 ? await source.earliest(none) : new Map<number, bigint>();
         for (const p of waiting) {

@@ -44,3 +44,17 @@ export function pinPartitions(
         (m as { partition?: number }).partition = defaultPartition(topic, n, m);
   }
 }
+
+/**
+ * The topic-partitions (`topic/partition`) a produce request carries records for, once each,
+ * in the order first met: what every transport checks a request's acknowledgements against,
+ * and what a shared transaction keeps apart within one round. Any client's request shape.
+ */
+export function requestPartitions(
+  request: readonly { topic: string; messages: readonly { partition?: number | null }[] }[],
+): Set<string> {
+  const keys = new Set<string>();
+  for (const { topic, messages } of request)
+    for (const m of messages) keys.add(`${topic}/${m.partition}`);
+  return keys;
+}

@@ -24,6 +24,7 @@
  */
 import type { Logger } from 'pino';
 import { withTimeout } from '../time';
+import { requestPartitions } from './placement';
 import {
   ProducerFencedError,
   TransactionOutcomeUnknownError,
@@ -80,7 +81,7 @@ export function sendRounds(participants: readonly RecordedRequests[]): TopicReco
   for (const requests of participants) {
     let next = 0;
     for (const request of requests) {
-      const partitions = partitionKeys(request);
+      const partitions = requestPartitions(request);
       if (partitions.size === 0) continue;
       let r = next;
       while (r < rounds.length && [...partitions].some((p) => rounds[r]!.partitions.has(p))) r++;
@@ -92,13 +93,6 @@ export function sendRounds(participants: readonly RecordedRequests[]): TopicReco
     }
   }
   return rounds.map((r) => r.request);
-}
-
-/** `topic/partition` of each record of `request` (unpinned records: `topic/undefined`). */
-function partitionKeys(request: readonly TopicRecords[]): Set<string> {
-  return new Set(
-    request.flatMap(({ topic, messages }) => messages.map((m) => `${topic}/${m.partition}`)),
-  );
 }
 
 export class SharedTransactions {

@@ -16,7 +16,7 @@ import type { Message, Producer, TopicMessages } from 'kafkajs';
 import type { Logger } from 'pino';
 import { errorClass } from '../../errors';
 import { sleep } from '../../time';
-import { pinPartitions } from '../placement';
+import { pinPartitions, requestPartitions } from '../placement';
 import { sendProblems, type SentPartition } from './partitionPerRequest';
 
 /** Most sends of one request's messages (the first included) before giving up. */
@@ -64,10 +64,7 @@ export function unsentMessages(
 
 /** Topic-partitions (`topic/partition`) a request carries messages for. Pure. */
 export function partitionsOf(request: readonly TopicMessages[]): string[] {
-  const keys = new Set<string>();
-  for (const { topic, messages } of request)
-    for (const m of messages) keys.add(`${topic}/${m.partition}`);
-  return [...keys];
+  return [...requestPartitions(request)];
 }
 
 /** Some partitions' messages stayed unacknowledged after `MAX_SEND_ROUNDS` sends. */

@@ -59,10 +59,3 @@ export function recordsOf(
     .filter((r) => r.topic === topic)
     .flatMap((r) => r.messages.filter((m) => m.partition === partition));
 }
-
-/** `topic/partition` of every record of `request`, once each. */
-export function partitionsOf(request: readonly TopicRecords[]): Set<string> {
-  return new Set(
-    request.flatMap(({ topic, messages }) => messages.map((m) => `${topic}/${m.partition}`)),
-  );
-}

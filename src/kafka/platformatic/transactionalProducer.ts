@@ -39,7 +39,8 @@ import {
   isRecordTooLarge,
   tooLargePartition,
 } from './errorTypes';
-import { libraryMessages, partitionsOf, recordsOf, type LibraryMessage } from './producedMessages';
+import { requestPartitions } from '../placement';
+import { libraryMessages, recordsOf, type LibraryMessage } from './producedMessages';
 
 type LibraryProducer = Producer<Buffer | undefined, Buffer | null, Buffer, Buffer>;
 /** The library's transaction class is not exported from its index: its type, from the getter. */
@@ -199,7 +200,7 @@ class FencedOnce implements TransactionalProducer {
     const messages: LibraryMessage[] = libraryMessages(request);
     if (messages.length === 0) return;
     const { offsets = [] } = await txn.send({ messages });
-    const sent = partitionsOf(request);
+    const sent = requestPartitions(request);
     const acked = offsets.map((r) => `${r.topic}/${r.partition}`);
     if (acked.length !== sent.size || !acked.every((p) => sent.has(p)))
       throw new Error(

@@ -1,5 +1,11 @@
 /** `compaction-guard run`: the stream processor, with embedded local services when no brokers are set. */
-import { type Config, loadConfig, requireRegistry, requireSafeHttp } from '../config/config';
+import {
+  type Config,
+  ConfigError,
+  loadConfig,
+  requireRegistry,
+  requireSafeHttp,
+} from '../config/config';
 import { createLogger, logConfiguration } from '../config/redact';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import { kafkajsTransport } from '../kafka/kafkajs';
@@ -180,15 +186,24 @@ export async function startProcessor(
  * it is ESM-only (the CommonJS build requires it, which Node ≥ 22.12 can) and needs Node ≥ 22.22
  * (checked at the start of startProcessor), so the default never loads it.
  */
-async function transportFor(
+export async function transportFor(
   config: Config,
   kafka: ReturnType<typeof kafkaClient>,
 ): Promise<Transport> {
-  if (config.kafkaClient === 'kafkajs')
-    return kafkajsTransport(kafka, { coordinatorCache: config.coordinatorCache });
-  const { platformaticTransport } = await import('../kafka/platformatic/transport');
-  const { platformaticClients } = await import('../kafka/platformatic/clients');
-  return platformaticTransport(config, platformaticClients());
+  switch (config.kafkaClient) {
+    case 'kafkajs':
+      return kafkajsTransport(kafka, { coordinatorCache: config.coordinatorCache });
+    case 'platformatic': {
+      const { platformaticTransport } = await import('../kafka/platformatic/transport');
+      const { platformaticClients } = await import('../kafka/platformatic/clients');
+      return platformaticTransport(config, platformaticClients());
+    }
+    default:
+      // A Config built by hand (an embedding program, a benchmark) rather than loadConfig.
+      throw new ConfigError(
+        `kafkaClient ${JSON.stringify(config.kafkaClient)}: expected kafkajs or platformatic`,
+      );
+  }
 }
 
 /** Signals closer together than this are one keystroke delivered twice (see runCommand). */

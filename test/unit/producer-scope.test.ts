@@ -5,7 +5,9 @@
  * platformatic, whose producer commits with the group's own Consumer.
  */
 import pino from 'pino';
-import { DEFAULTS, type Config } from '../../src/config/config';
+import { ConfigError, DEFAULTS, type Config } from '../../src/config/config';
+import { transportFor } from '../../src/cli/run';
+import { kafkaClient } from '../../src/kafka/client';
 import {
   instanceIdOf,
   partitionProducers,
@@ -137,5 +139,17 @@ describe('the transport on @platformatic/kafka, wired from its parts', () => {
     expect(consumerOf!('g')).toBe(consumers[1]);
     expect(consumerOf!('other')).toBeUndefined();
     expect(transport.isTransient('transient')).toBe(true);
+  });
+});
+
+describe('the transport chosen by CG_KAFKA_CLIENT', () => {
+  it('is kafkajs or platformatic; any other kafkaClient of a Config built by hand is refused, never run as one of them', async () => {
+    const kafka = kafkaClient(['k:9092'], 'cg-test', log, config);
+    expect((await transportFor(config, kafka)).producerScope).toBe('partition');
+    expect(
+      (await transportFor({ ...config, kafkaClient: 'platformatic' }, kafka)).producerScope,
+    ).toBe('process');
+    const misspelt = { ...config, kafkaClient: 'platformatik' } as unknown as Config;
+    await expect(transportFor(misspelt, kafka)).rejects.toThrow(ConfigError);
   });
 });

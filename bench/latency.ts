@@ -256,12 +256,10 @@ function isEcho(p: PathName): boolean {
   return p === 'echo' || p === 'echo-platformatic';
 }
 
-/** The echo of the product's transport on kafkajs (`alt`: of the product-alt path's settings). */
+/** The echo on the Kafka client of product path `p` (product-alt: of its own settings). */
 function echoOf(p: PathName): PathName {
-  const alt = p === 'product-alt' ? configFromArgs(ALT_CONFIG) : CONFIG;
-  return (alt as { kafkaClient?: string }).kafkaClient === 'platformatic'
-    ? 'echo-platformatic'
-    : 'echo';
+  const settings = p === 'product-alt' ? { ...CONFIG, ...configFromArgs(ALT_CONFIG) } : CONFIG;
+  return settings.kafkaClient === 'platformatic' ? 'echo-platformatic' : 'echo';
 }
 
 /** Baseline child: consume the input read_committed, produce each request as is (no engine, no transaction). */

@@ -23,6 +23,7 @@
 import { spawn } from 'node:child_process';
 import type { Message } from 'kafkajs';
 import pino from 'pino';
+import { loadConfig, type Config } from '../src/config/config';
 import { startProcessor } from '../src/cli/run';
 import type { CompactionRequested } from '../src/engine/events';
 import { Fleet } from '../src/engine/fleet';
@@ -57,7 +58,11 @@ const RESTORE_SIZES = (option('restore') ?? (QUICK ? '5000' : '100000,1000000'))
 const RUNS = Number(option('runs') ?? (QUICK ? 1 : 3));
 /** Restores of 1M sessions and more: runs each (they take long). */
 const RUNS_LARGE = Number(option('runs-large') ?? 1);
-const CLIENTS = (option('clients') ?? 'kafkajs').split(',').filter(Boolean) as KafkaClient[];
+// Each read as CG_KAFKA_CLIENT is (its settings row): a misspelt client is refused, not run.
+const CLIENTS: KafkaClient[] = (option('clients') ?? 'kafkajs')
+  .split(',')
+  .filter(Boolean)
+  .map((v) => loadConfig({ CG_KAFKA_CLIENT: v }).kafkaClient);
 const DECISIONS = Number(option('decisions') ?? (QUICK ? 1000 : 10_000));
 const PARTITIONS = 6;
 
@@ -138,7 +143,7 @@ function engineAt(n: number): EngineRow {
   return { sessions: n, heapBytesPerSession, nsPerDecision: stats(rounds) };
 }
 
-type KafkaClient = 'kafkajs' | 'platformatic';
+type KafkaClient = Config['kafkaClient'];
 
 interface RestoreRun {
   client: KafkaClient;

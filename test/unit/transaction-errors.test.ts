@@ -12,8 +12,8 @@ import {
   KafkaJSProtocolError,
 } from 'kafkajs';
 import { ConfigError } from '../../src/config/settings';
+import { PRODUCER_FENCING_TYPES } from '../../src/kafka/transport/errors';
 import {
-  FENCING_ERROR_TYPES,
   fencingErrorType,
   isRecordTooLarge,
   isTransientKafkaFailure,
@@ -34,7 +34,7 @@ function protocolError(type: string, code: number, retriable = false): KafkaJSPr
 }
 
 describe('fencingErrorType', () => {
-  it.each([...FENCING_ERROR_TYPES])('recognises a bare KafkaJSProtocolError %s', (type) => {
+  it.each([...PRODUCER_FENCING_TYPES])('recognises a bare KafkaJSProtocolError %s', (type) => {
     expect(fencingErrorType(protocolError(type, 47))).toBe(type);
   });
 

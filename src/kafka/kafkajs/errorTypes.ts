@@ -24,14 +24,6 @@ export type KafkaFailureCode = Extract<
 >;
 
 /**
- * The kafkajs protocol error types (KafkaJSProtocolError.type) that mean the producer itself is
- * unusable: the transport's PRODUCER_FENCING_TYPES; kafkajs marks each non-retriable.
- * PRODUCER_FENCED (error code 90) is not in kafkajs 2.2.4's table (brokers answer its older
- * requests with INVALID_PRODUCER_EPOCH); it is listed for a kafkajs that knows it.
- */
-export const FENCING_ERROR_TYPES: ReadonlySet<string> = PRODUCER_FENCING_TYPES;
-
-/**
  * The kafkajs protocol error types with which a broker refuses a record or record batch as too
  * large for the topic (`max.message.bytes`); kafkajs marks them non-retriable, and so does
  * src/errors.ts (RECORD_TOO_LARGE).
@@ -69,7 +61,10 @@ function isTlsConnectionError(x: object): boolean {
 export function fencingErrorType(e: unknown): string | null {
   for (const x of causeChain(e)) {
     const type = protocolType(x);
-    if (type !== null && FENCING_ERROR_TYPES.has(type)) return type;
+    // kafkajs marks each of these types non-retriable. PRODUCER_FENCED (error code 90) is not in
+    // kafkajs 2.2.4's table (brokers answer its older requests with INVALID_PRODUCER_EPOCH); it
+    // is in the set for a kafkajs that knows it.
+    if (type !== null && PRODUCER_FENCING_TYPES.has(type)) return type;
   }
   return null;
 }

@@ -106,6 +106,8 @@ describe('Claude Code against the local Messages API mock, with a recording hook
     expect(made[0]!.raw).toContain('Rule: never use tabs. Say hi');
     expect(made[1]!.raw).toContain('HOOK-OUTPUT-compact');
     expect(made[1]!.raw).toContain('the scripted summary');
+    // Without a guard the rule is gone from the model's view: the summary replaced it.
+    expect(made[1]!.raw).not.toContain('Rule: never use tabs');
   });
 
   it('a reported usage near the window makes the next resumed turn compact automatically', async () => {

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ClaudeProject, ProxyTripwire, type ClaudeRun } from '../support/claudeCode';
+import { ClaudeProject, ProxyTripwire, runAgentSdk, type ClaudeRun } from '../support/claudeCode';
 import { MockAnthropic, type SummaryScript } from '../support/mockAnthropic';
 
 jest.setTimeout(120_000);
@@ -157,5 +157,39 @@ describe('Claude Code against the local Messages API mock, with a recording hook
     expect(tripwire.attempts).toEqual([]);
     expect(mock.of('other')).toEqual([]);
     expect(mock.requests.every((r) => r.url.startsWith('/v1/messages'))).toBe(true);
+  });
+});
+
+describe('the Agent SDK query() against the mock, with recording hook callbacks', () => {
+  it('fires PreCompact, SessionStart compact and PostCompact as callbacks; the SessionStart context reaches the next request; nothing else is contacted', async () => {
+    const mock = await MockAnthropic.start();
+    const tripwire = await ProxyTripwire.start();
+    const project = new ClaudeProject(mock.url, tripwire.url);
+    try {
+      const turns = await runAgentSdk(
+        {
+          hooks: 'record',
+          cwd: project.dir,
+          env: project.env(),
+          prompts: ['Rule: never use tabs. Say hi', 'message 2', '/compact keep it', 'after'],
+        },
+        { HOME: project.home },
+      );
+      expect(turns.map((t) => t.result.is_error)).toEqual([false, false, false, false]);
+      const compact = turns[2]!.hookInputs.map(
+        (i) => `${i.hook_event_name}:${'source' in i ? i.source : 'trigger' in i ? i.trigger : ''}`,
+      );
+      expect(compact).toEqual(
+        expect.arrayContaining(['PreCompact:manual', 'SessionStart:compact', 'PostCompact:manual']),
+      );
+      expect(mock.requests.map((r) => r.kind)).toEqual(['turn', 'turn', 'summary', 'turn']);
+      expect(mock.requests[3]!.raw).toContain('SDK-HOOK-OUTPUT-compact');
+      expect(mock.requests[3]!.raw).not.toContain('Rule: never use tabs');
+      expect(tripwire.attempts).toEqual([]);
+    } finally {
+      await mock.close();
+      await tripwire.close();
+      project.remove();
+    }
   });
 });

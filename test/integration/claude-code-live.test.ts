@@ -10,7 +10,6 @@
  * and automatically once; a second session with spills disabled (HALT); and last, the processor
  * stopped (guard down). About 40 claude runs, ~1.5 s each plus the hooks' own connections.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { TOPIC_KEYS, configEnv } from '../../src/config/config';
@@ -23,6 +22,7 @@ import {
   ClaudeProject,
   ProxyTripwire,
   entryOf,
+  runAgentSdk,
   type ClaudeResult,
   type ClaudeRun,
 } from '../support/claudeCode';
@@ -32,11 +32,9 @@ import {
   type MessagesRequestBody,
   type RecordedRequest,
 } from '../support/mockAnthropic';
-import type { AgentSdkSpec, AgentSdkTurn } from '../support/agentSdkSession';
+import type { AgentSdkSpec } from '../support/agentSdkSession';
 
 jest.setTimeout(300_000);
-
-const ROOT = path.resolve(__dirname, '../..');
 
 /** A user message with a rule word (RULE_WORDS): a CONSTRAINT pin, put back after compaction. */
 const RULE = 'Rule: never use tabs in any file, always indent with two spaces.';
@@ -323,11 +321,16 @@ describe('Claude Code and the Agent SDK guarded by compaction-guard, live', () =
       const requests = mock.requests.length;
       const sdkPrompts = [RULE, 'sdk task one', 'sdk task two', 'sdk task three'];
       const spec: AgentSdkSpec = {
+        hooks: 'guard',
         cwd: sdkProject.dir,
         env: sdkProject.env(),
         prompts: [...sdkPrompts, '/compact', 'after one', 'sdk task four', '/compact', 'after two'],
       };
-      const turns = await runAgentSdk(spec);
+      const turns = await runAgentSdk(spec, {
+        HOME: project.home,
+        ...configEnv(config, ['brokers', 'registryUrl', ...TOPIC_KEYS]),
+        CG_SIGNING_KEY_FILE: keys.keyFile(keys.orchestrator),
+      });
       expect(turns.map((t) => t.result.is_error)).toEqual(spec.prompts.map(() => false));
       const id = turns[0]!.result.session_id;
       expect(mock.of('summary')).toHaveLength(summaries + 2);
@@ -374,39 +377,4 @@ describe('Claude Code and the Agent SDK guarded by compaction-guard, live', () =
     expect(r.result).toMatch(/verdict/i);
     expect(mock.of('summary')).toHaveLength(summaries);
   });
-
-  /** test/support/agentSdkSession.ts in its own process, with the guard's connection in its env. */
-  function runAgentSdk(spec: AgentSdkSpec): Promise<AgentSdkTurn[]> {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'test/support/agentSdkSession.ts')],
-      {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH,
-          HOME: project.home,
-          ...configEnv(config, ['brokers', 'registryUrl', ...TOPIC_KEYS]),
-          CG_SIGNING_KEY_FILE: keys.keyFile(keys.orchestrator),
-          CG_TEST_SDK_SPEC: JSON.stringify(spec),
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    return new Promise((resolve, reject) =>
-      child.on('exit', (code) =>
-        code === 0
-          ? resolve(
-              stdout
-                .split('\n')
-                .filter((l) => l !== '')
-                .map((l) => JSON.parse(l) as AgentSdkTurn),
-            )
-          : reject(new Error(`agentSdkSession exited ${code}:\n${stdout}\n${stderr}`)),
-      ),
-    );
-  }
 });

@@ -24,6 +24,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { AgentSdkSpec, AgentSdkTurn } from './agentSdkSession';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -229,6 +230,32 @@ function resultOf(stdout: string): ClaudeResult | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * ./agentSdkSession.ts in its own process, `env` its whole environment (the guard's connection
+ * for `guard` hooks, CG_TEST_SDK_SPEC added): its turns, or a throw with its output.
+ */
+export async function runAgentSdk(
+  spec: AgentSdkSpec,
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 240_000,
+): Promise<AgentSdkTurn[]> {
+  const r = await runProcess(
+    process.execPath,
+    ['--import', 'tsx', path.join(__dirname, 'agentSdkSession.ts')],
+    ROOT,
+    { PATH: process.env.PATH, ...env, CG_TEST_SDK_SPEC: JSON.stringify(spec) },
+    timeoutMs,
+  );
+  if (r.exitCode !== 0)
+    throw new Error(
+      `agentSdkSession: exit ${r.exitCode} (timed out: ${r.timedOut})\n${r.stdout}\n${r.stderr}`,
+    );
+  return r.stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as AgentSdkTurn);
 }
 
 /** A transcript line parsed (the fields tests read). */

@@ -111,6 +111,8 @@ describe('Claude Code and the Agent SDK guarded by compaction-guard, live', () =
   let project: ClaudeProject;
   let spillDir: string;
   let userHookLog: string;
+  /** The mock's next summaries (null: its default, which never holds the rule). */
+  let summaryText: string | null = null;
 
   /** What a hook command needs to reach the guard (docs/integration.md, "From a project outside the clone"). */
   const guardEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
@@ -124,7 +126,9 @@ describe('Claude Code and the Agent SDK guarded by compaction-guard, live', () =
 
   beforeAll(async () => {
     running = await start(config);
-    mock = await MockAnthropic.start();
+    mock = await MockAnthropic.start({
+      summary: (_, n) => summaryText ?? `<summary>Summary ${n}</summary>`,
+    });
     tripwire = await ProxyTripwire.start();
     project = new ClaudeProject(mock.url, tripwire.url);
     spillDir = path.join(project.home, 'spills');
@@ -296,6 +300,19 @@ describe('Claude Code and the Agent SDK guarded by compaction-guard, live', () =
     expect(preCompacts.filter((c) => c.session_id === sessionId).map((c) => c.trigger)).toEqual(
       expect.arrayContaining(['manual', 'auto']),
     );
+  });
+
+  it('a summary that is an error text still leaves the rule in the next model request', async () => {
+    summaryText = 'Error generating summary: the model was overloaded';
+    try {
+      await converse(['a task before a bad summary'], { resume: sessionId });
+      ok(await project.run('/compact', { resume: sessionId, env: guardEnv() }));
+    } finally {
+      summaryText = null;
+    }
+    ok(await project.run('after the bad summary', { resume: sessionId, env: guardEnv() }));
+    const [last] = firstTurnsAfterSummaries(mock.requests).slice(-1);
+    expect(allText(last?.body)).toContain(RULE);
   });
 
   it('with spills disabled, /compact is blocked (HALT) and the answer names the loss and what on call can do', async () => {

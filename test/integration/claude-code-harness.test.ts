@@ -137,6 +137,21 @@ describe('Claude Code against the local Messages API mock, with a recording hook
     expect(r.result).toContain('the guard says no: turns would be lost');
   });
 
+  it('a blocked automatic compaction at the limit fails that turn: Prompt is too long', async () => {
+    mock.inputTokens = 990_000;
+    try {
+      succeeded(await project.run('fills the window', { resume: sessionId }));
+      const blocked = await project.run('cannot fit', {
+        resume: sessionId,
+        env: { TEST_BLOCK: 'blocked on purpose' },
+      });
+      expect(blocked).toMatchObject({ exitCode: 1, timedOut: false });
+      expect(blocked.result).toMatchObject({ is_error: true, result: 'Prompt is too long' });
+    } finally {
+      mock.inputTokens = 1000;
+    }
+  });
+
   it('an empty summary or an API error fails the compaction before PostCompact (the binary, not a hook, answers these)', async () => {
     const before = hookCalls().length;
     summary = '';

@@ -175,6 +175,10 @@ export class ClaudeProject {
     prompt: string,
     o: { resume?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
   ): Promise<ClaudeRun> {
+    if (!existsSync(CLAUDE_BIN))
+      throw new Error(
+        `${CLAUDE_BIN}: missing (the linux-x64 package of @anthropic-ai/claude-agent-sdk, an optional dependency): these tests need the real binary`,
+      );
     const args = ['-p', prompt, '--output-format', 'json'];
     if (o.resume !== undefined) args.push('--resume', o.resume);
     return runProcess(CLAUDE_BIN, args, this.dir, this.env(o.env), o.timeoutMs ?? 90_000);

@@ -11,6 +11,7 @@ import {
   INPUT_FORMATS,
   SASL_MECHANISMS,
   SERVICE_SETTINGS,
+  CLAUDE_CODE_SETTINGS,
   SETTINGS,
   TOOL_SETTINGS,
   type Setting,
@@ -26,6 +27,7 @@ type Values<Table> = { -readonly [K in keyof Table]: ValueOf<Table[K]> };
 export type Config = Values<typeof SETTINGS>;
 /** The embedded local services' settings (env only). */
 export type ServiceSettings = Values<typeof SERVICE_SETTINGS>;
+export type ClaudeCodeSettings = Values<typeof CLAUDE_CODE_SETTINGS>;
 /** The on-call tools' and the client library's own settings. */
 export type ToolSettings = Values<typeof TOOL_SETTINGS>;
 export type InputFormat = (typeof INPUT_FORMATS)[number];
@@ -172,6 +174,16 @@ export function serviceSettings(env: NodeJS.ProcessEnv = process.env): ServiceSe
     out[key] = v === undefined ? s.default : s.parse(v, s.env);
   }
   return out as ServiceSettings;
+}
+
+/** The Claude Code hook's settings (and the Agent SDK hooks' defaults), from env vars. */
+export function claudeCodeSettings(env: NodeJS.ProcessEnv = process.env): ClaudeCodeSettings {
+  const out: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(CLAUDE_CODE_SETTINGS) as [string, Setting<unknown>][]) {
+    const v = rawValue(s, env, undefined);
+    out[key] = v === undefined ? s.default : s.parse(v, s.env);
+  }
+  return out as ClaudeCodeSettings;
 }
 
 /** Combinations that cannot work are start-up errors, not surprises at the first connection. */

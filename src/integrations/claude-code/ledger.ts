@@ -48,6 +48,8 @@ export interface ClaudeLedger {
   compactions: number;
   /** The model's last known context size (tokens), from the transcript's usage. */
   contextTokens: number | null;
+  /** The span the last compaction summarized (its summary's size is judged against it). */
+  lastSummarized: Span | null;
 }
 
 export function emptyLedger(sessionId: string): ClaudeLedger {
@@ -61,6 +63,7 @@ export function emptyLedger(sessionId: string): ClaudeLedger {
     consecutiveBlocks: 0,
     compactions: 0,
     contextTokens: null,
+    lastSummarized: null,
   };
 }
 
@@ -132,7 +135,11 @@ export function checkedLedger(file: string, sessionId: string, value: unknown): 
     (typeof l.pending !== 'object' || typeof l.pending?.requestId !== 'string')
   )
     throw corrupt(file, 'expected pending, null or {requestId, summaryInput, tailStart}');
-  return { ...(l as ClaudeLedger), contextTokens: l.contextTokens ?? null };
+  return {
+    ...(l as ClaudeLedger),
+    contextTokens: l.contextTokens ?? null,
+    lastSummarized: l.lastSummarized ?? null,
+  };
 }
 
 /** Writes the ledger atomically: a crash leaves the old file or the new one, whole. */

@@ -151,6 +151,21 @@ describe('the Claude Code hooks against a real processor', () => {
     expect(view.verbatimStart).toBeGreaterThan(0);
   });
 
+  it('reports a tool result Claude Code cleared from the context as its turn truncated', async () => {
+    const t = new ClaudeTranscript(path.join(dir, 'session.jsonl'));
+    const rt = runtime(() => Promise.resolve(s.client), dir);
+    t.user(RULE);
+    const id = t.tool('cat /var/log/big.log', 'INFO '.repeat(200));
+    converse(t, 1);
+    expect(await handleHook(rt, sessionStart(t, 'startup'))).toEqual({ kind: 'allow' });
+    t.clearedResult(id);
+    t.clearedResult(id); // seen again: reported once
+    expect(await handleHook(rt, sessionStart(t, 'resume'))).toEqual({ kind: 'allow' });
+    // Turns: 0 the rule, 1 the call, 2 its result (cleared).
+    const view = await viewUntil(s, t.sessionId, (v) => (v.truncated as unknown[]).length > 0);
+    expect(view.truncated).toEqual([{ unit: 'TURNS', start: 2, end: 3 }]);
+  });
+
   it('reports a degenerate compaction summary, and the pinned rule was put back', async () => {
     const t = new ClaudeTranscript(path.join(dir, 'session.jsonl'));
     const rt = runtime(() => Promise.resolve(s.client), dir);

@@ -85,13 +85,31 @@ export class ClaudeTranscript {
     return uuid;
   }
 
-  /** A tool call and its result (two turns). */
-  tool(command: string, output: string): void {
+  /** A tool call and its result (two turns); the call's id. */
+  tool(command: string, output: string): string {
     const id = `toolu_${randomUUID().slice(0, 8)}`;
     this.assistant([
       { type: 'tool_use', id, name: 'Bash', input: { command, description: command } },
     ]);
     this.user([{ tool_use_id: id, type: 'tool_result', content: output, is_error: false }]);
+    return id;
+  }
+
+  /** A tool result as Claude Code writes it once cleared from the context (not a turn). */
+  clearedResult(id: string): void {
+    this.write(
+      {
+        ...this.base(randomUUID()),
+        type: 'user',
+        message: {
+          role: 'user',
+          content: [
+            { tool_use_id: id, type: 'tool_result', content: '[Old tool result content cleared]' },
+          ],
+        },
+      },
+      false,
+    );
   }
 
   /** What Claude Code writes once it compacted: the boundary, the summary, the command's lines. */

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import {
+  CLEARED_TOOL_RESULT,
   classifyLine,
   completeLines,
   parseTranscript,
@@ -116,6 +117,22 @@ describe('lines and offsets', () => {
     const bytes = Buffer.from('{"type":"mode"}\n{"type":"us');
     const r = completeLines(bytes, 100);
     expect(r).toEqual({ lines: [{ start: 100, end: 116 }], next: 116 });
+  });
+
+  it('reads a line of cleared tool results as a clearing naming them, not a turn', () => {
+    const block = (content: string) => ({ tool_use_id: 'toolu_1', type: 'tool_result', content });
+    const line = (content: string) =>
+      JSON.stringify({ type: 'user', message: { role: 'user', content: [block(content)] } });
+    expect(classifyLine(line(CLEARED_TOOL_RESULT), { start: 0, end: 1 })).toEqual({
+      start: 0,
+      end: 1,
+      kind: 'cleared',
+      toolResultIds: ['toolu_1'],
+    });
+    expect(classifyLine(line('output'), { start: 0, end: 1 })).toMatchObject({
+      kind: 'turn',
+      role: 'TOOL_RESULT',
+    });
   });
 
   it('reports a line that is not a JSON object as unreadable, and a side chain as no turn', () => {

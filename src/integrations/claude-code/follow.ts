@@ -50,6 +50,7 @@ export async function followTranscript(call: HookCall, session: GuardedSession):
   for (const e of entries) {
     if (e.kind === 'turn') await appendTurn(call, session, e, answered);
     else if (e.kind === 'boundary') await compacted(call, session, e);
+    else if (e.kind === 'cleared') await cleared(call, session, e.toolResultIds);
     else if (e.kind === 'unreadable')
       call.rt.log.warn(
         { transcript: call.input.transcript_path, start: e.start, error: e.error },
@@ -71,7 +72,14 @@ async function appendTurn(
   const expected = ledger.turns.length;
   const before = { offset: ledger.offset, contextTokens: ledger.contextTokens };
   // Recorded before the send, so that the snapshot persisted with the event has it.
-  ledger.turns.push({ uuid: e.uuid, start: e.start, end: e.end, role: e.role, pins });
+  ledger.turns.push({
+    uuid: e.uuid,
+    start: e.start,
+    end: e.end,
+    role: e.role,
+    pins,
+    ...(e.toolResultIds.length > 0 ? { toolResultIds: e.toolResultIds } : {}),
+  });
   ledger.offset = e.end;
   if (e.contextTokens !== null) ledger.contextTokens = e.contextTokens;
   try {
@@ -87,6 +95,25 @@ async function appendTurn(
       Object.assign(ledger, before);
     }
     throw err;
+  }
+}
+
+/**
+ * Tool results Claude Code cleared from the context: the turns that held them left it, with
+ * nothing standing for them (a Truncated, BUDGET_ENFORCEMENT: Claude Code clears them to save
+ * context), each turn once.
+ */
+async function cleared(call: HookCall, session: GuardedSession, ids: string[]): Promise<void> {
+  const { turns } = call.ledger;
+  for (let i = 0; i < turns.length; i++) {
+    const turn = turns[i]!;
+    if (turn.truncated || !turn.toolResultIds?.some((id) => ids.includes(id))) continue;
+    turn.truncated = true;
+    await session.truncated({
+      unit: 'TURNS',
+      range: { start: i, end: i + 1 },
+      reason: 'BUDGET_ENFORCEMENT',
+    });
   }
 }
 

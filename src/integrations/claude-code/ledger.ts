@@ -22,6 +22,10 @@ export interface LedgerTurn {
   end: number;
   role: Role;
   pins: Pin[];
+  /** The tool calls its results answer (TOOL_RESULT turns only): a clearing names them. */
+  toolResultIds?: string[];
+  /** Reported as truncated (its tool results cleared from the context). */
+  truncated?: boolean;
 }
 
 /** The compaction asked for last (reported as committed when the transcript shows it). */

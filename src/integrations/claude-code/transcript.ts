@@ -15,6 +15,9 @@
  *   turn: it stands for the turns it replaced);
  * - **other**: bookkeeping (`api-request*`, `queue-operation`, `cost-state`, `last-prompt`,
  *   `mode`, `tools-used`, ...) and attachments with nothing rendered;
+ * - **cleared**: a `user` line whose every block is a tool result Claude Code cleared from the
+ *   context (content `[Old tool result content cleared]`, CLEARED_TOOL_RESULT): not a turn, but
+ *   the turns that held those results were truncated;
  * - **unreadable**: a complete line that is not a JSON object (reported, never a turn).
  *
  * Tokens: an assistant line's `message.usage.output_tokens` (what the model wrote); every other
@@ -58,9 +61,13 @@ export type TranscriptEntry =
   | BoundaryEntry
   | (LineRange & { kind: 'summary'; uuid: string | null })
   | (LineRange & { kind: 'other' })
+  | (LineRange & { kind: 'cleared'; toolResultIds: string[] })
   | (LineRange & { kind: 'unreadable'; error: string });
 
 const NEWLINE = 0x0a;
+
+/** What Claude Code 2.1.337 puts in place of a tool result it cleared from the context. */
+export const CLEARED_TOOL_RESULT = '[Old tool result content cleared]';
 const BYTES_PER_TOKEN = 4;
 
 /**
@@ -114,9 +121,8 @@ export function classifyLine(line: string, range: LineRange): TranscriptEntry {
     case 'user':
     case 'assistant':
       if (value.isCompactSummary === true) return { ...range, kind: 'summary', uuid };
-      return isObject(value.message)
-        ? messageTurn(value, value.message, range, uuid)
-        : other(range);
+      if (!isObject(value.message)) return other(range);
+      return clearedResults(value.message, range) ?? messageTurn(value, value.message, range, uuid);
     case 'attachment':
       return attachmentTurn(value, range, uuid) ?? other(range);
     case 'system':
@@ -143,6 +149,19 @@ export function contentText(content: unknown): string {
     .map((b) => str(b.text) ?? (b.type === 'tool_result' ? contentText(b.content) : ''))
     .filter((t) => t.length > 0)
     .join('\n');
+}
+
+/** A line whose blocks are all cleared tool results (a line with anything else is a turn). */
+function clearedResults(message: Json, range: LineRange): TranscriptEntry | null {
+  const blocks = blocksOf(message);
+  const cleared = (b: Json) =>
+    b.type === 'tool_result' && contentText(b.content) === CLEARED_TOOL_RESULT;
+  if (blocks.length === 0 || !blocks.every(cleared)) return null;
+  return {
+    ...range,
+    kind: 'cleared',
+    toolResultIds: blocks.flatMap((b) => str(b.tool_use_id) ?? []),
+  };
 }
 
 function estimate(text: string): number {

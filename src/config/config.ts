@@ -168,22 +168,22 @@ export function toolSettings(env: NodeJS.ProcessEnv, flags: Source = {}): ToolSe
 
 /** The embedded local services' settings, from env vars. */
 export function serviceSettings(env: NodeJS.ProcessEnv = process.env): ServiceSettings {
-  const out: Record<string, unknown> = {};
-  for (const [key, s] of Object.entries(SERVICE_SETTINGS) as [string, Setting<unknown>][]) {
-    const v = rawValue(s, env, undefined);
-    out[key] = v === undefined ? s.default : s.parse(v, s.env);
-  }
-  return out as ServiceSettings;
+  return envSettings(SERVICE_SETTINGS, env) as ServiceSettings;
 }
 
 /** The Claude Code hook's settings (and the Agent SDK hooks' defaults), from env vars. */
 export function claudeCodeSettings(env: NodeJS.ProcessEnv = process.env): ClaudeCodeSettings {
+  return envSettings(CLAUDE_CODE_SETTINGS, env) as ClaudeCodeSettings;
+}
+
+/** An env-only table's values: each set variable parsed, the others at their defaults. */
+function envSettings(table: Record<string, Setting<unknown>>, env: NodeJS.ProcessEnv): unknown {
   const out: Record<string, unknown> = {};
-  for (const [key, s] of Object.entries(CLAUDE_CODE_SETTINGS) as [string, Setting<unknown>][]) {
+  for (const [key, s] of Object.entries(table)) {
     const v = rawValue(s, env, undefined);
     out[key] = v === undefined ? s.default : s.parse(v, s.env);
   }
-  return out as ClaudeCodeSettings;
+  return out;
 }
 
 /** Combinations that cannot work are start-up errors, not surprises at the first connection. */

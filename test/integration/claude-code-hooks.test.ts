@@ -201,84 +201,72 @@ describe('the Claude Code hooks against a real processor', () => {
     // Nothing was spilled.
     expect(readdirSync(dir)).not.toContain('spills');
   });
-});
 
-describe('the hook command and the Agent SDK hooks against a real processor', () => {
-  const keys = testKeys();
-  let s: Stack;
-  let dir: string;
-  beforeAll(async () => {
-    s = await signedStack(keys);
-  });
-  afterAll(async () => {
-    await s?.stop();
-  });
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(tmpdir(), 'cg-claude-'));
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-  /** One `compaction-guard hook claude-code` call: its exit code, stdout and stderr. */
-  async function command(input: unknown, env: NodeJS.ProcessEnv) {
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    stdout.on('data', (d: Buffer) => out.push(d));
-    stderr.on('data', (d: Buffer) => err.push(d));
-    const code = await runClaudeCodeHook({
-      stdin: Readable.from([typeof input === 'string' ? input : JSON.stringify(input)]),
-      stdout,
-      stderr,
-      env,
-    });
-    return { code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
-  }
-
-  it('runs a /compact through the command: spilled, approved ({} on stdout, exit 0), the rule back after it', async () => {
-    const t = new ClaudeTranscript(path.join(dir, 'session.jsonl'));
-    t.user(RULE);
-    const last = converse(t, 2);
-    const env = {
-      ...configEnv(s.config, ['brokers', 'registryUrl', ...TOPIC_KEYS]),
-      CG_SIGNING_KEY_FILE: keys.keyFile(keys.orchestrator),
-      CG_LOG_LEVEL: 'warn',
-    };
-    expect(await command(preCompact(t), env)).toMatchObject({ code: 0, stdout: '{}\n' });
-    // The default state directory: beside the transcript.
-    const spills = path.join(dir, '.compaction-guard', 'spills', spillFileName(t.sessionId));
-    expect(readdirSync(spills)).toHaveLength(1);
-    t.compacted('Summary: the logs were checked.', [last]);
-    const back = await command(sessionStart(t, 'compact'), env);
-    expect(JSON.parse(back.stdout)).toEqual({
-      hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: RULE },
-    });
-    expect(await command({ hook_event_name: 'Stop', session_id: 'x' }, env)).toMatchObject({
-      code: 0,
-      stdout: '{}\n',
-    });
-    const bad = await command({ ...preCompact(t), trigger: 'later' }, env);
-    expect(bad).toMatchObject({ code: 2, stdout: '' });
-    expect(bad.stderr).toContain('hook input: trigger: expected one of manual, auto, got "later"');
-  });
-
-  it("gives the Agent SDK's query() hooks the same answers (guardedHooks)", async () => {
-    const t = new ClaudeTranscript(path.join(dir, 'session.jsonl'));
-    t.user(RULE);
-    const last = converse(t, 2);
-    const hooks = guardedHooks({
-      client: s.client,
-      stateDir: path.join(dir, 'state'),
-      logger: pino({ level: 'silent' }),
-    });
-    const call = (event: 'PreCompact' | 'SessionStart', input: ClaudeHookInput) =>
-      hooks[event]![0]!.hooks[0]!(input as never, undefined, {
-        signal: new AbortController().signal,
+  describe('the hook command and the Agent SDK hooks', () => {
+    /** One `compaction-guard hook claude-code` call: its exit code, stdout and stderr. */
+    async function command(input: unknown, env: NodeJS.ProcessEnv) {
+      const stdout = new PassThrough();
+      const stderr = new PassThrough();
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      stdout.on('data', (d: Buffer) => out.push(d));
+      stderr.on('data', (d: Buffer) => err.push(d));
+      const code = await runClaudeCodeHook({
+        stdin: Readable.from([typeof input === 'string' ? input : JSON.stringify(input)]),
+        stdout,
+        stderr,
+        env,
       });
-    expect(await call('PreCompact', preCompact(t))).toEqual({});
-    t.compacted('Summary: the logs were checked.', [last]);
-    expect(await call('SessionStart', sessionStart(t, 'compact'))).toEqual({
-      hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: RULE },
+      return { code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
+    }
+
+    it('runs a /compact through the command: spilled, approved ({} on stdout, exit 0), the rule back after it', async () => {
+      const t = new ClaudeTranscript(path.join(dir, 'session.jsonl'));
+      t.user(RULE);
+      const last = converse(t, 2);
+      const env = {
+        ...configEnv(s.config, ['brokers', 'registryUrl', ...TOPIC_KEYS]),
+        CG_SIGNING_KEY_FILE: keys.keyFile(keys.orchestrator),
+        CG_LOG_LEVEL: 'warn',
+      };
+      expect(await command(preCompact(t), env)).toMatchObject({ code: 0, stdout: '{}\n' });
+      // The default state directory: beside the transcript.
+      const spills = path.join(dir, '.compaction-guard', 'spills', spillFileName(t.sessionId));
+      expect(readdirSync(spills)).toHaveLength(1);
+      t.compacted('Summary: the logs were checked.', [last]);
+      const back = await command(sessionStart(t, 'compact'), env);
+      expect(JSON.parse(back.stdout)).toEqual({
+        hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: RULE },
+      });
+      expect(await command({ hook_event_name: 'Stop', session_id: 'x' }, env)).toMatchObject({
+        code: 0,
+        stdout: '{}\n',
+      });
+      const bad = await command({ ...preCompact(t), trigger: 'later' }, env);
+      expect(bad).toMatchObject({ code: 2, stdout: '' });
+      expect(bad.stderr).toContain(
+        'hook input: trigger: expected one of manual, auto, got "later"',
+      );
+    });
+
+    it("gives the Agent SDK's query() hooks the same answers (guardedHooks)", async () => {
+      const t = new ClaudeTranscript(path.join(dir, 'session.jsonl'));
+      t.user(RULE);
+      const last = converse(t, 2);
+      const hooks = guardedHooks({
+        client: s.client,
+        stateDir: path.join(dir, 'state'),
+        logger: pino({ level: 'silent' }),
+      });
+      const call = (event: 'PreCompact' | 'SessionStart', input: ClaudeHookInput) =>
+        hooks[event]![0]!.hooks[0]!(input as never, undefined, {
+          signal: new AbortController().signal,
+        });
+      expect(await call('PreCompact', preCompact(t))).toEqual({});
+      t.compacted('Summary: the logs were checked.', [last]);
+      expect(await call('SessionStart', sessionStart(t, 'compact'))).toEqual({
+        hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: RULE },
+      });
     });
   });
 });

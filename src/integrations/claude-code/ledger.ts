@@ -4,11 +4,12 @@
  * exclusive lock file, so two hook calls of one session never interleave. A file that cannot
  * be read as a ledger is an error naming it and what was expected: the guard fails closed.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { Pin, Role, Span } from '../../engine/events';
 import type { SessionSnapshot } from '../../client/session';
+import { writeAtomically } from '../../authority/keyFiles';
 import { errorClass } from '../../errors';
 
 /** The state file cannot be used: corrupt, of another session, or locked too long. */
@@ -149,18 +150,7 @@ export function checkedLedger(file: string, sessionId: string, value: unknown): 
 /** Writes the ledger atomically: a crash leaves the old file or the new one, whole. */
 export async function writeLedger(file: string, ledger: ClaudeLedger): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomUUID()}.tmp`);
-  const handle = await open(temp, 'wx', 0o600);
-  try {
-    await handle.writeFile(JSON.stringify(ledger));
-    await handle.sync();
-  } catch (e) {
-    await handle.close();
-    await unlink(temp).catch(() => undefined);
-    throw e;
-  }
-  await handle.close();
-  await rename(temp, file);
+  writeAtomically(file, JSON.stringify(ledger), 0o600);
 }
 
 export interface LockOptions {

@@ -262,6 +262,10 @@ describe('the Claude Code hooks against a real processor', () => {
         hooks[event]![0]!.hooks[0]!(input as never, undefined, {
           signal: new AbortController().signal,
         });
+      expect(await call('PreCompact', { ...preCompact(t), trigger: 'later' } as never)).toEqual({
+        decision: 'block',
+        reason: 'compaction-guard: hook input: trigger: expected one of manual, auto, got "later"',
+      });
       expect(await call('PreCompact', preCompact(t))).toEqual({});
       t.compacted('Summary: the logs were checked.', [last]);
       expect(await call('SessionStart', sessionStart(t, 'compact'))).toEqual({

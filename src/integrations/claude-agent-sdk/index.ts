@@ -42,7 +42,15 @@ export function guardedHooks(
     log: logger ?? pino({ level: 'warn' }, pino.destination(2)),
   };
   const callback: HookCallback = async (input): Promise<HookJSONOutput> => {
-    const parsed = parseHookInput(input);
+    let parsed;
+    try {
+      parsed = parseHookInput(input);
+    } catch (e) {
+      // A malformed PreCompact input is not let through unguarded (the command exits 2 for it).
+      runtime.log.error({ err: e }, 'malformed hook input');
+      const reason = `compaction-guard: ${(e as Error).message}`;
+      return input.hook_event_name === 'PreCompact' ? { decision: 'block', reason } : {};
+    }
     if (parsed === null) return {};
     return hookOutput(await handleHook(runtime, parsed)) as HookJSONOutput;
   };

@@ -189,6 +189,12 @@ describe('installing the guard hooks into a settings object', () => {
     expect(changes.map((c) => c.change)).toEqual(['added', 'added', 'added']);
   });
 
+  it('examples/claude-code/settings.json is what install writes with the npx command into no settings', () => {
+    const example = path.resolve(__dirname, '../../examples/claude-code/settings.json');
+    const { settings } = installGuardHooks({}, NPX);
+    expect(readFileSync(example, 'utf8')).toBe(JSON.stringify(settings, null, 2) + '\n');
+  });
+
   it("keeps a user's hook that shares the guard's group; removes only the guard's from it", () => {
     const theirs = { type: 'command', command: 'echo saved' };
     const s = {

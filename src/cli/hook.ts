@@ -135,7 +135,8 @@ export function hookCommand(): Command {
       'after',
       '\nConnects as every client: KAFKA_BROKERS and SCHEMA_REGISTRY_URL (or CG_EMBEDDED_FILE), CG_SIGNING_KEY_FILE for signed spill answers; the CG_CLAUDE_* settings (docs/integration.md).' +
         '\nClaude Code passes its environment to the hook: set them where Claude Code starts (or in the settings file\'s "env").' +
-        '\nLogs go to stderr; stdout is the answer only. With no verdict (guard down) a PreCompact is blocked (CG_CLAUDE_ON_GUARD_DOWN).',
+        '\nLogs go to stderr; stdout is the answer only. With no verdict (guard down) a PreCompact is blocked (CG_CLAUDE_ON_GUARD_DOWN).' +
+        '\nExit status: 0, the answer on stdout (a block is {"decision":"block","reason":…}, as Claude Code reads it).',
     )
     .action(async () => {
       process.exitCode = await runClaudeCodeHook({

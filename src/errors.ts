@@ -82,6 +82,13 @@ export const ERROR_CODES = {
    * degenerate); the history is intact. Asking again unchanged gets the same answer.
    */
   COMPACTION_REFUSED: { retriable: false, exitCode: null, toolExitCode: null },
+  /** Claude Code hook: the JSON on stdin is not a hook input the guard reads (names the field). */
+  HOOK_INPUT_INVALID: { retriable: false, exitCode: null, toolExitCode: 2 },
+  /**
+   * Claude Code hook: a session's state file (src/integrations/claude-code/ledger.ts) cannot be
+   * read as one, or stays locked by another hook call: the guard fails closed.
+   */
+  HOOK_STATE_INVALID: { retriable: false, exitCode: null, toolExitCode: 2 },
   /**
    * Processor: an input record cannot be decoded yet (the registry holding its writer's schema
    * is unreachable); its batch fails before its transaction (BEFORE_TRANSACTION).

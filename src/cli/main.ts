@@ -21,6 +21,7 @@ import { inspectCommand } from './inspect';
 import { acknowledgeCommand } from './acknowledge';
 import { keysCommand } from './keys';
 import { aclsCommand } from './acls';
+import { hookCommand } from './hook';
 import { parseSimulateOptions } from './simulateOptions';
 
 interface AuditFlags {
@@ -165,6 +166,8 @@ export function buildProgram(): Command {
   program.addCommand(tailCommand()).addCommand(inspectCommand()).addCommand(acknowledgeCommand());
   program.addCommand(keysCommand());
   program.addCommand(aclsCommand());
+  // Agent integrations run as a command (Claude Code's hooks).
+  program.addCommand(hookCommand());
   return program;
 }
 

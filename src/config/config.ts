@@ -11,6 +11,7 @@ import {
   INPUT_FORMATS,
   SASL_MECHANISMS,
   SERVICE_SETTINGS,
+  CLAUDE_CODE_SETTINGS,
   SETTINGS,
   TOOL_SETTINGS,
   type Setting,
@@ -26,6 +27,7 @@ type Values<Table> = { -readonly [K in keyof Table]: ValueOf<Table[K]> };
 export type Config = Values<typeof SETTINGS>;
 /** The embedded local services' settings (env only). */
 export type ServiceSettings = Values<typeof SERVICE_SETTINGS>;
+export type ClaudeCodeSettings = Values<typeof CLAUDE_CODE_SETTINGS>;
 /** The on-call tools' and the client library's own settings. */
 export type ToolSettings = Values<typeof TOOL_SETTINGS>;
 export type InputFormat = (typeof INPUT_FORMATS)[number];
@@ -166,12 +168,22 @@ export function toolSettings(env: NodeJS.ProcessEnv, flags: Source = {}): ToolSe
 
 /** The embedded local services' settings, from env vars. */
 export function serviceSettings(env: NodeJS.ProcessEnv = process.env): ServiceSettings {
+  return envSettings(SERVICE_SETTINGS, env) as ServiceSettings;
+}
+
+/** The Claude Code hook's settings (and the Agent SDK hooks' defaults), from env vars. */
+export function claudeCodeSettings(env: NodeJS.ProcessEnv = process.env): ClaudeCodeSettings {
+  return envSettings(CLAUDE_CODE_SETTINGS, env) as ClaudeCodeSettings;
+}
+
+/** An env-only table's values: each set variable parsed, the others at their defaults. */
+function envSettings(table: Record<string, Setting<unknown>>, env: NodeJS.ProcessEnv): unknown {
   const out: Record<string, unknown> = {};
-  for (const [key, s] of Object.entries(SERVICE_SETTINGS) as [string, Setting<unknown>][]) {
+  for (const [key, s] of Object.entries(table)) {
     const v = rawValue(s, env, undefined);
     out[key] = v === undefined ? s.default : s.parse(v, s.env);
   }
-  return out as ServiceSettings;
+  return out;
 }
 
 /** Combinations that cannot work are start-up errors, not surprises at the first connection. */

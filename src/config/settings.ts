@@ -599,3 +599,90 @@ export const SERVICE_SETTINGS = {
     parse: optional((raw) => resolve(raw)),
   }),
 } as const;
+
+// ---- the Claude Code hook and the Agent SDK hooks (env only) ----------------------------------
+
+export const CLAUDE_SPILL_MODES = ['ENABLED', 'DISABLED'] as const;
+export const CLAUDE_GUARD_DOWN = ['block', 'allow'] as const;
+export const CLAUDE_KEEPABLE_PINS = ['CONSTRAINT', 'PLAN', 'OPEN_TOOL_CALL'] as const;
+
+/** `none`, or a comma list of pins. */
+const pinList: Parse<(typeof CLAUDE_KEEPABLE_PINS)[number][]> = (raw, name) => {
+  if (raw.toLowerCase() === 'none') return [];
+  const pins = raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  for (const p of pins)
+    oneOf(CLAUDE_KEEPABLE_PINS, `none or a list of ${CLAUDE_KEEPABLE_PINS.join(', ')}`)(p, name);
+  return pins as (typeof CLAUDE_KEEPABLE_PINS)[number][];
+};
+
+export const CLAUDE_CODE_SETTINGS = {
+  stateDir: setting({
+    env: 'CG_CLAUDE_STATE_DIR',
+    flag: null,
+    default: null,
+    shown: '<dirname(transcript_path)>/.compaction-guard',
+    help: "the sessions' ledgers, one file per session (src/integrations/claude-code/ledger.ts)",
+    parse: optional((raw) => resolve(raw)),
+  }),
+  spillDir: setting({
+    env: 'CG_CLAUDE_SPILL_DIR',
+    flag: null,
+    default: null,
+    shown: '<state dir>/spills',
+    help: 'the FileSpillStore directory the transcript turns are spilled to, byte for byte',
+    parse: optional((raw) => resolve(raw)),
+  }),
+  floorTurns: setting({
+    env: 'CG_CLAUDE_FLOOR_TURNS',
+    flag: null,
+    default: 4,
+    help: 'the policy floor: the last turns that must stay verbatim or be spilled (0: none)',
+    parse: integer(0),
+  }),
+  windowTokens: setting({
+    env: 'CG_CLAUDE_WINDOW_TOKENS',
+    flag: null,
+    default: 200_000,
+    help: "the policy window in tokens (trigger 0.8x, ceiling 1x): the model's context window",
+    parse: integer(1),
+  }),
+  spill: setting({
+    env: 'CG_CLAUDE_SPILL',
+    flag: null,
+    default: 'ENABLED',
+    help: 'the policy spill mode: ENABLED (a refusal asks for a spill) or DISABLED (a refusal HALTs)',
+    parse: oneOf(CLAUDE_SPILL_MODES),
+  }),
+  maxBlocks: setting({
+    env: 'CG_CLAUDE_MAX_BLOCKS',
+    flag: null,
+    default: 3,
+    help: 'automatic compactions blocked in a row per session before the next one is let through (logged, with a message)',
+    parse: integer(0),
+  }),
+  onGuardDown: setting({
+    env: 'CG_CLAUDE_ON_GUARD_DOWN',
+    flag: null,
+    default: 'block',
+    help: 'PreCompact when no verdict comes (broker or processor down, timeout): block or allow',
+    parse: oneOf(CLAUDE_GUARD_DOWN),
+  }),
+  keepPinned: setting({
+    env: 'CG_CLAUDE_KEEP_PINNED',
+    flag: null,
+    default: ['CONSTRAINT', 'PLAN'],
+    shown: 'CONSTRAINT,PLAN',
+    help: 'the pins whose turns SessionStart (source compact) puts back verbatim; none: off',
+    parse: pinList,
+  }),
+  verdictTimeoutMs: setting({
+    env: 'CG_CLAUDE_VERDICT_TIMEOUT_MS',
+    flag: null,
+    default: 20_000,
+    help: "the wait per verdict (ms); Claude Code's hook timeout is 60 s",
+    parse: integer(1),
+  }),
+} as const;

@@ -43,3 +43,19 @@ it('the client entry point imports no AI SDK; the AI SDK entry no langchain, the
   expect(importsOf('integrations/ai-sdk/index.ts', AI_SDK).length).toBeGreaterThan(0);
   expect(importsOf('integrations/langchain/index.ts', LANGCHAIN).length).toBeGreaterThan(0);
 });
+
+it('the Claude Code and Agent SDK entry points load no framework, and the Agent SDK only as types', () => {
+  const CLAUDE_SDK = /from '@anthropic-ai\/claude-agent-sdk'/;
+  const VALUE_IMPORT = /^import (?!type )[^;]*from '@anthropic-ai\/claude-agent-sdk'/m;
+  for (const entry of [
+    'integrations/claude-code/index.ts',
+    'integrations/claude-agent-sdk/index.ts',
+  ]) {
+    expect(importsOf(entry, LANGCHAIN)).toEqual([]);
+    expect(importsOf(entry, AI_SDK)).toEqual([]);
+    expect(importsOf(entry, VALUE_IMPORT)).toEqual([]);
+  }
+  expect(importsOf('integrations/claude-code/index.ts', CLAUDE_SDK)).toEqual([]);
+  // The check sees the SDK's type import when pointed at the Agent SDK entry.
+  expect(importsOf('integrations/claude-agent-sdk/index.ts', CLAUDE_SDK).length).toBe(1);
+});

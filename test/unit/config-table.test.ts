@@ -17,7 +17,13 @@ import {
   serviceSettings,
   toolSettings,
 } from '../../src/config/config';
-import { SERVICE_SETTINGS, SETTINGS, TOOL_SETTINGS, type Setting } from '../../src/config/settings';
+import {
+  CLAUDE_CODE_SETTINGS,
+  SERVICE_SETTINGS,
+  SETTINGS,
+  TOOL_SETTINGS,
+  type Setting,
+} from '../../src/config/settings';
 import { buildProgram } from '../../src/cli/main';
 
 const DOC = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
@@ -73,6 +79,7 @@ const TABLES: [string, Record<string, Setting<unknown>>][] = [
   ['run', SETTINGS as Record<string, Setting<unknown>>],
   ['tools', TOOL_SETTINGS as Record<string, Setting<unknown>>],
   ['services', SERVICE_SETTINGS as Record<string, Setting<unknown>>],
+  ['claude-code', CLAUDE_CODE_SETTINGS as Record<string, Setting<unknown>>],
 ];
 const byEnv = new Map(
   TABLES.flatMap(([, t]) => Object.entries(t).map(([k, s]) => [s.env, { key: k, s }] as const)),

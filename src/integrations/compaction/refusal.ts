@@ -102,6 +102,14 @@ export function verdictReason(verdict: Verdict | null): 'HALTED' | 'REFUSED' | '
  * how to look and write the loss off (docs/operations.md, "On call").
  */
 export function haltWarning(r: GuardRefusal): string {
+  return [
+    ...haltLines(r),
+    '(docs/operations.md, "On call"; pass onRefusal to handle this yourself.)',
+  ].join('\n');
+}
+
+/** haltWarning without its last line (for a caller with no `onRefusal`: the Claude Code hook). */
+export function haltLines(r: GuardRefusal): string[] {
   const holes = r.verdict ? verdictHoles(r.verdict) : [];
   const range = holes.length
     ? `${Math.min(...holes.map((h) => h.start))}-${Math.max(...holes.map((h) => h.end))}`
@@ -112,8 +120,7 @@ export function haltWarning(r: GuardRefusal): string {
     'The history is kept as it is; no spill can help, so this session compacts again only once on call acts:',
     `  npx compaction-guard inspect ${r.sessionId}    # names the lost range and why`,
     `  npx compaction-guard acknowledge --session ${r.sessionId} --unit ${unit} --range ${range} --key <a key with role ACKNOWLEDGE> --reason "..."    # if the loss is acceptable, writes it off`,
-    '(docs/operations.md, "On call"; pass onRefusal to handle this yourself.)',
-  ].join('\n');
+  ];
 }
 
 /** The default `onRefusal`: a HALT is warned of once, with its diagnostic; the rest is counted only. */

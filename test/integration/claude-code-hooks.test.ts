@@ -151,6 +151,48 @@ describe('the Claude Code hooks against a real processor', () => {
     expect(view.verbatimStart).toBeGreaterThan(0);
   });
 
+  it('reports the compaction at PostCompact when the transcript has no boundary yet (Claude Code writes it after its hooks), and once only when the boundary is read later', async () => {
+    const t = new ClaudeTranscript(path.join(dir, 'session.jsonl'));
+    const rt = runtime(() => Promise.resolve(s.client), dir);
+    t.user(RULE);
+    const last = converse(t, 2);
+    const turns = t.turnLines.length;
+    expect(await handleHook(rt, preCompact(t))).toEqual({ kind: 'allow' });
+    // The order Claude Code 2.1.337 keeps: SessionStart(compact), PostCompact, then the boundary.
+    expect(await handleHook(rt, sessionStart(t, 'compact'))).toEqual({
+      kind: 'context',
+      additionalContext: RULE,
+    });
+    const summary = `<summary>The agent checked log files 0 and 1 and found only INFO lines; nothing was changed.</summary>`;
+    expect(await handleHook(rt, postCompact(t, summary))).toEqual({ kind: 'allow' });
+    const file = ledgerFile(path.join(dir, 'state'), t.sessionId);
+    const afterPost = (await readLedger(file, t.sessionId))!;
+    expect([afterPost.compactions, afterPost.boundariesAhead, afterPost.pending]).toEqual([
+      1,
+      1,
+      null,
+    ]);
+    const committed = await viewUntil(s, t.sessionId, (v) => v.verbatimStart === turns);
+    expect(committed.lastViolations).toEqual([]);
+
+    t.compacted('Summary: all INFO.', [last]);
+    converse(t, 1, 10);
+    await handleHook(rt, sessionStart(t, 'resume'));
+    const read = (await readLedger(file, t.sessionId))!;
+    expect([read.compactions, read.boundariesAhead, read.turns.length]).toEqual([
+      1,
+      0,
+      t.turnLines.length,
+    ]);
+    const view = await viewUntil(
+      s,
+      t.sessionId,
+      (v) => (v.head as { TURNS: number }).TURNS === t.turnLines.length,
+    );
+    expect(view.lastViolations).toEqual([]);
+    expect(view.verbatimStart).toBe(turns);
+  });
+
   it('reports a tool result Claude Code cleared from the context as its turn truncated', async () => {
     const t = new ClaudeTranscript(path.join(dir, 'session.jsonl'));
     const rt = runtime(() => Promise.resolve(s.client), dir);

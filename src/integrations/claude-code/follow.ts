@@ -49,7 +49,7 @@ export async function followTranscript(call: HookCall, session: GuardedSession):
   const answered = new Set(entries.flatMap((e) => (e.kind === 'turn' ? e.toolResultIds : [])));
   for (const e of entries) {
     if (e.kind === 'turn') await appendTurn(call, session, e, answered);
-    else if (e.kind === 'boundary') await compacted(call, session, e);
+    else if (e.kind === 'boundary') await boundary(call, session, e);
     else if (e.kind === 'cleared') await cleared(call, session, e.toolResultIds);
     else if (e.kind === 'unreadable')
       call.rt.log.warn(
@@ -118,25 +118,46 @@ async function cleared(call: HookCall, session: GuardedSession, ids: string[]): 
 }
 
 /**
- * A compact boundary: the compaction happened. Reported as committed exactly as it was asked
- * (decision 224): the pending request's span and tailStart, so that an approved one matches its
- * approval; one that was never approved (the guard down and `allow`, the block bound, no hook)
- * is reported all the same, under a request of its own, and the guard records it as committed
- * without approval.
+ * A compact boundary: the compaction happened. Reported here unless a PostCompact call reported
+ * it already, before Claude Code had written this line (`boundariesAhead`).
  */
-async function compacted(call: HookCall, session: GuardedSession, e: BoundaryEntry): Promise<void> {
+async function boundary(call: HookCall, session: GuardedSession, e: BoundaryEntry): Promise<void> {
+  const { ledger } = call;
+  if (ledger.boundariesAhead > 0) {
+    ledger.boundariesAhead--;
+    ledger.offset = e.end;
+    return;
+  }
+  ledger.offset = e.end;
+  await reportCompacted(call, session, e.trigger, { ahead: false });
+}
+
+/**
+ * A compaction that happened, reported as committed exactly as it was asked (decision 224): the
+ * pending request's span and tailStart, so that an approved one matches its approval; one that
+ * was never approved (the guard down and `allow`, the block bound, no hook) is reported all the
+ * same, under a request of its own, and the guard records it as committed without approval.
+ * `ahead`: reported before its boundary is in the transcript (PostCompact), which then skips it.
+ */
+export async function reportCompacted(
+  call: HookCall,
+  session: GuardedSession,
+  trigger: string | null,
+  { ahead }: { ahead: boolean },
+): Promise<void> {
   const { ledger } = call;
   const pending: PendingCompaction = ledger.pending ?? unrequested(session);
   if (!pending.approved)
     call.rt.log.warn(
-      { session: call.input.session_id, requestId: pending.requestId, trigger: e.trigger },
+      { session: call.input.session_id, requestId: pending.requestId, trigger },
       'Claude Code compacted without the guard approving it: reported as committed all the same',
     );
   ledger.pending = null;
   ledger.compactions++;
   ledger.consecutiveBlocks = 0;
   ledger.lastSummarized = pending.summaryInput;
-  ledger.offset = e.end;
+  // Counted before the event is sent, so the ledger persisted with it says so (a killed call).
+  if (ahead) ledger.boundariesAhead++;
   await session.committed({
     requestId: pending.requestId,
     unit: 'TURNS',

@@ -22,7 +22,13 @@ import type {
   PreCompactInput,
   SessionStartInput,
 } from './hookTypes';
-import { type ClaudeRuntime, type HookCall, followTranscript, guardSession } from './follow';
+import {
+  type ClaudeRuntime,
+  type HookCall,
+  followTranscript,
+  guardSession,
+  reportCompacted,
+} from './follow';
 import { emptyLedger, ledgerFile, readLedger, withLock, writeLedger } from './ledger';
 import { spillStoreOf, stateDirOf } from './options';
 import { classifyLine } from './transcript';
@@ -211,6 +217,9 @@ function blockBounded(call: HookCall, input: PreCompactInput, reason: string): H
 
 async function onPostCompact(call: HookCall, input: PostCompactInput): Promise<HookAnswer> {
   const session = await followed(call);
+  // Still pending: its PreCompact let it through and no boundary was read since.
+  if (!(session instanceof Error) && call.ledger.pending !== null)
+    await committedAhead(call, session, input);
   const text = summaryText(input.compact_summary);
   const degenerate = degenerateSummary({
     text,
@@ -231,6 +240,27 @@ async function onPostCompact(call: HookCall, input: PostCompactInput): Promise<H
     kind: 'allow',
     systemMessage: `compaction-guard: the compaction summary is degenerate (${degenerate}: ${JSON.stringify(text.slice(0, 120))}). What it replaced is still in the transcript (${input.transcript_path}).${kept}`,
   };
+}
+
+/**
+ * The compaction is reported at PostCompact when the transcript does not show its boundary yet:
+ * Claude Code 2.1.337 writes the boundary after its PostCompact hooks ran (and a `-p` session
+ * may end before any later hook reads it). The boundary, once read, is then skipped. A failure
+ * here leaves it to the boundary.
+ */
+async function committedAhead(
+  call: HookCall,
+  session: GuardedSession,
+  input: PostCompactInput,
+): Promise<void> {
+  try {
+    await reportCompacted(call, session, input.trigger, { ahead: true });
+  } catch (e) {
+    call.rt.log.error(
+      { err: e, session: input.session_id },
+      'compaction-guard could not report the compaction: its transcript boundary will',
+    );
+  }
 }
 
 /** The summary without the `<summary>` tags the model wraps it in. */

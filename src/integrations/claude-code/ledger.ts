@@ -49,8 +49,14 @@ export interface ClaudeLedger {
   pending: PendingCompaction | null;
   /** PreCompact calls of an automatic compaction blocked in a row. */
   consecutiveBlocks: number;
-  /** Compactions the transcript showed (compact boundaries). */
+  /** Compactions reported (at their compact boundary, or at PostCompact when that came first). */
   compactions: number;
+  /**
+   * Compactions reported at PostCompact whose compact boundary the transcript did not hold yet:
+   * Claude Code writes it after its PostCompact hooks ran. The next that many boundaries read
+   * are not reported again.
+   */
+  boundariesAhead: number;
   /** The model's last known context size (tokens), from the transcript's usage. */
   contextTokens: number | null;
   /** The span the last compaction summarized (its summary's size is judged against it). */
@@ -67,6 +73,7 @@ export function emptyLedger(sessionId: string): ClaudeLedger {
     pending: null,
     consecutiveBlocks: 0,
     compactions: 0,
+    boundariesAhead: 0,
     contextTokens: null,
     lastSummarized: null,
   };
@@ -130,6 +137,7 @@ export function checkedLedger(file: string, sessionId: string, value: unknown): 
   if (!isInt(l.consecutiveBlocks))
     throw corrupt(file, 'expected consecutiveBlocks, an integer ≥ 0');
   if (!isInt(l.compactions)) throw corrupt(file, 'expected compactions, an integer ≥ 0');
+  if (!isInt(l.boundariesAhead)) throw corrupt(file, 'expected boundariesAhead, an integer ≥ 0');
   if (
     l.snapshot !== null &&
     (typeof l.snapshot !== 'object' || l.snapshot?.sessionId !== sessionId)

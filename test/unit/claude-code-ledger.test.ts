@@ -1,10 +1,18 @@
 /**
- * The Claude Code hook's per-session ledger (src/integrations/claude-code/ledger.ts): written
- * whole or not at all, read back as written, a corrupt file named with what was expected, and
+ * The Claude Code hook's per-session ledger (src/integrations/claude-code/ledger.ts, turnLog.ts):
+ * read back as written, its head and its turns never disagreeing after a kill between any two
+ * writes (or in the middle of one), a corrupt file named with what was expected, and
  * one hook call at a time per session (a stale lock taken over); and the hook's input and
  * output forms and settings.
  */
-import { mkdtempSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import {
@@ -12,8 +20,11 @@ import {
   HookStateError,
   ledgerFile,
   readLedger,
+  turnLogFile,
   withLock,
   writeLedger,
+  type ClaudeLedger,
+  type LedgerTurn,
 } from '../../src/integrations/claude-code/ledger';
 import { HookInputError, parseHookInput } from '../../src/integrations/claude-code/input';
 import { hookOutput } from '../../src/integrations/claude-code/output';
@@ -38,8 +49,11 @@ describe('the ledger file', () => {
     };
     await writeLedger(file, ledger);
     expect(await readLedger(file, SESSION)).toEqual(ledger);
-    // The temp file was renamed into place: nothing else is left in the directory.
-    expect(readdirSync(path.dirname(file))).toEqual([path.basename(file)]);
+    // The temp file was renamed into place: only the head and the turns' log are left.
+    expect(readdirSync(path.dirname(file)).sort()).toEqual([
+      path.basename(file),
+      path.basename(turnLogFile(file)),
+    ]);
   });
 
   it('names a session id that is no plain file name by its hash', () => {
@@ -51,15 +65,146 @@ describe('the ledger file', () => {
     writeFileSync(file, '{"version":1,');
     await expect(readLedger(file, SESSION)).rejects.toThrow(HookStateError);
     await expect(readLedger(file, SESSION)).rejects.toThrow(
-      `${file}: not a compaction-guard Claude Code session ledger (version 1): not JSON`,
+      `${file}: not a compaction-guard Claude Code session ledger (version 2): not JSON`,
     );
-    writeFileSync(file, JSON.stringify({ ...emptyLedger(SESSION), turns: [{ start: 5, end: 2 }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({ ...emptyLedger(SESSION), version: 1, turns: [{ start: 5, end: 2 }] }),
+    );
     await expect(readLedger(file, SESSION)).rejects.toThrow(
       'turns[0]: expected {start, end, role, pins}',
     );
     writeFileSync(file, JSON.stringify(emptyLedger('another')));
     await expect(readLedger(file, SESSION)).rejects.toThrow(
       `expected session ${SESSION}, got "another"`,
+    );
+  });
+});
+
+const turn = (i: number): LedgerTurn => ({
+  uuid: `u${i}`,
+  start: i * 100,
+  end: i * 100 + 100,
+  role: 'USER',
+  pins: i === 0 ? ['CONSTRAINT'] : [],
+});
+
+/** A ledger of `n` turns whose snapshot says how many it lists (so a mismatch shows). */
+function ledgerOf(base: ClaudeLedger, n: number, truncated: number[] = []): ClaudeLedger {
+  while (base.turns.length > n) base.turns.pop();
+  while (base.turns.length < n) base.turns.push(turn(base.turns.length));
+  for (const i of truncated) base.turns[i]!.truncated = true;
+  base.offset = n * 100;
+  base.snapshot = { sessionId: SESSION, nextSeq: n } as unknown as ClaudeLedger['snapshot'];
+  return base;
+}
+
+const listed = (l: ClaudeLedger | null) => [
+  l?.turns.length,
+  (l?.snapshot as { nextSeq: number } | null)?.nextSeq,
+  l?.offset,
+];
+
+describe("the ledger's head and turns' log", () => {
+  it('appends each turn once: the log grows by the new turns only', async () => {
+    const file = ledgerFile(tmp(), SESSION);
+    const ledger = ledgerOf(emptyLedger(SESSION), 3);
+    await writeLedger(file, ledger);
+    const first = readFileSync(turnLogFile(file));
+    ledgerOf(ledger, 5);
+    await writeLedger(file, ledger);
+    await writeLedger(file, ledger);
+    const second = readFileSync(turnLogFile(file));
+    expect(second.subarray(0, first.length)).toEqual(first);
+    expect(second.toString('utf8').trim().split('\n')).toHaveLength(5);
+    expect(await readLedger(file, SESSION)).toEqual(ledger);
+  });
+
+  it('never has head and turns disagree after a kill between any two writes, or in the middle of the append; the next write cuts the torn tail off', async () => {
+    const dir = tmp();
+    const file = ledgerFile(dir, SESSION);
+    const log = turnLogFile(file);
+    // Before: 3 turns written and read back (as a hook call starts).
+    await writeLedger(file, ledgerOf(emptyLedger(SESSION), 3));
+    const head0 = readFileSync(file);
+    const log0 = readFileSync(log);
+    // The write the kill interrupts: 4 more turns, one of them and an old one truncated.
+    const during = (await readLedger(file, SESSION))!;
+    await writeLedger(file, ledgerOf(during, 7, [1, 5]));
+    const head1 = readFileSync(file);
+    const appended = readFileSync(log).subarray(log0.length);
+    // Every kill point: p bytes of the append on disk (0: before it; all: between the append
+    // and the head's rename), with the old head; then the new head (after the rename).
+    for (let p = 0; p <= appended.length; p++) {
+      writeFileSync(file, head0);
+      writeFileSync(log, Buffer.concat([log0, appended.subarray(0, p)]));
+      const read = await readLedger(file, SESSION);
+      expect(listed(read)).toEqual([3, 3, 300]);
+      expect(read!.turns.some((t) => t.truncated)).toBe(false);
+      // The next call goes on from there: its write cuts the tail off and appends its own.
+      await writeLedger(file, ledgerOf(read!, 4));
+      expect(listed(await readLedger(file, SESSION))).toEqual([4, 4, 400]);
+    }
+    writeFileSync(file, head1);
+    writeFileSync(log, Buffer.concat([log0, appended]));
+    const after = await readLedger(file, SESSION);
+    expect(listed(after)).toEqual([7, 7, 700]);
+    expect(after!.turns.map((t) => t.truncated ?? false)).toEqual([
+      false,
+      true,
+      false,
+      false,
+      false,
+      true,
+      false,
+    ]);
+  });
+
+  it('logs a turn taken back after it was logged as dropped, and the one in its place', async () => {
+    const file = ledgerFile(tmp(), SESSION);
+    const ledger = ledgerOf(emptyLedger(SESSION), 3);
+    await writeLedger(file, ledger);
+    ledger.turns.pop();
+    ledger.turns.push({ ...turn(2), uuid: 'other' });
+    await writeLedger(file, ledger);
+    const read = await readLedger(file, SESSION);
+    expect(read!.turns.map((t) => t.uuid)).toEqual(['u0', 'u1', 'other']);
+  });
+
+  it('reads a ledger of the single-file form (version 1), and writes it in the current form', async () => {
+    const file = ledgerFile(tmp(), SESSION);
+    const old = { ...ledgerOf(emptyLedger(SESSION), 2, [1]), version: 1 };
+    writeFileSync(file, JSON.stringify(old));
+    const read = (await readLedger(file, SESSION))!;
+    expect(read).toEqual({ ...old, version: 2 });
+    await writeLedger(file, ledgerOf(read, 3));
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({
+      version: 2,
+      log: { turns: 3 },
+    });
+    expect((await readLedger(file, SESSION))!.turns.map((t) => t.truncated ?? false)).toEqual([
+      false,
+      true,
+      false,
+    ]);
+  });
+
+  it('refuses a head naming more of the log than there is, or another count of turns', async () => {
+    const file = ledgerFile(tmp(), SESSION);
+    await writeLedger(file, ledgerOf(emptyLedger(SESSION), 2));
+    const log = readFileSync(turnLogFile(file));
+    const saved = `${file}.saved`;
+    copyFileSync(file, saved);
+    writeFileSync(turnLogFile(file), log.subarray(0, log.length - 3));
+    await expect(readLedger(file, SESSION)).rejects.toThrow(
+      /its turns' log: the head names \d+ bytes of .*, which holds \d+/,
+    );
+    writeFileSync(turnLogFile(file), log);
+    const head = JSON.parse(readFileSync(saved, 'utf8')) as { log: { turns: number } };
+    head.log.turns = 3;
+    writeFileSync(file, JSON.stringify(head));
+    await expect(readLedger(file, SESSION)).rejects.toThrow(
+      'the head names 3 turns, the log holds 2',
     );
   });
 });

@@ -1,8 +1,11 @@
 /**
- * A Claude Code session's state between hook calls (each call is a new process): one JSON file
- * per session in the state directory, written atomically (temp file, fsync, rename) under an
- * exclusive lock file, so two hook calls of one session never interleave. A file that cannot
- * be read as a ledger is an error naming it and what was expected: the guard fails closed.
+ * A Claude Code session's state between hook calls (each call is a new process), in the state
+ * directory under an exclusive lock file, so two hook calls of one session never interleave:
+ * the head `<session>.json` (the client's snapshot, the offset read, the pending request, the
+ * counts), written atomically (temp file, fsync, rename), and the turns, appended once each to
+ * `<session>.turns.jsonl` (turnLog.ts) before the head that names them is written (decision
+ * 233). A file that cannot be read as a ledger is an error naming it and what was expected: the
+ * guard fails closed.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
@@ -11,6 +14,14 @@ import type { Pin, Role, Span } from '../../engine/events';
 import type { SessionSnapshot } from '../../client/session';
 import { writeAtomically } from '../../authority/keyFiles';
 import { errorClass } from '../../errors';
+import {
+  appendRecords,
+  emptyLogState,
+  LogRecordError,
+  type LogState,
+  planRecords,
+  replayLog,
+} from './turnLog';
 
 /** The state file cannot be used: corrupt, of another session, or locked too long. */
 export class HookStateError extends errorClass('HOOK_STATE_INVALID', 'HookStateError') {}
@@ -38,7 +49,7 @@ export interface PendingCompaction {
 }
 
 export interface ClaudeLedger {
-  version: 1;
+  version: 2;
   sessionId: string;
   /** The client's snapshot (`persist`); null until the session was opened. */
   snapshot: SessionSnapshot | null;
@@ -59,7 +70,7 @@ export interface ClaudeLedger {
 
 export function emptyLedger(sessionId: string): ClaudeLedger {
   return {
-    version: 1,
+    version: 2,
     sessionId,
     snapshot: null,
     offset: 0,
@@ -80,6 +91,15 @@ export function ledgerFile(stateDir: string, sessionId: string): string {
   return path.join(stateDir, `${name}.json`);
 }
 
+/** The turns' log beside a ledger's head. */
+export const turnLogFile = (file: string): string => file.replace(/\.json$/, '') + '.turns.jsonl';
+
+/** The head as written: the ledger without its turns, and how much of the log it stands for. */
+type LedgerHead = Omit<ClaudeLedger, 'turns'> & { log: { bytes: number; turns: number } };
+
+/** What the log on disk holds, per ledger read or written in this process. */
+const logStates = new WeakMap<ClaudeLedger, LogState>();
+
 /** The ledger in `file`, or null when there is none yet. */
 export async function readLedger(file: string, sessionId: string): Promise<ClaudeLedger | null> {
   let text: string;
@@ -95,38 +115,60 @@ export async function readLedger(file: string, sessionId: string): Promise<Claud
   } catch (e) {
     throw corrupt(file, `not JSON (${(e as Error).message})`);
   }
-  return checkedLedger(file, sessionId, value);
+  if ((value as { version?: unknown } | null)?.version === 1)
+    return checkedLedger(file, sessionId, value); // the single-file form: logged whole at the next write
+  const head = checkedHead(file, sessionId, value);
+  try {
+    const { turns, state } = await replayLog(turnLogFile(file), head.log.bytes, checkedTurn(file));
+    if (turns.length !== head.log.turns)
+      throw new LogRecordError(
+        `the head names ${head.log.turns} turns, the log holds ${turns.length}`,
+      );
+    const { log: _log, ...rest } = head;
+    const ledger: ClaudeLedger = { ...rest, turns };
+    logStates.set(ledger, state);
+    return ledger;
+  } catch (e) {
+    if (e instanceof LogRecordError) throw corrupt(file, `its turns' log: ${e.message}`);
+    throw new HookStateError(`${turnLogFile(file)}: cannot be read: ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
 }
 
 function corrupt(file: string, what: string): HookStateError {
   return new HookStateError(
-    `${file}: not a compaction-guard Claude Code session ledger (version 1): ${what}. ` +
+    `${file}: not a compaction-guard Claude Code session ledger (version 2): ${what}. ` +
       'The guard blocks compaction until it is repaired or removed (removing it restarts the session at the guard).',
   );
 }
 
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
-/** The fields every later read relies on, checked; the snapshot is checked by `resume`. */
-export function checkedLedger(file: string, sessionId: string, value: unknown): ClaudeLedger {
+/** A turn as the ledger holds it, checked (`turns[i]` names it in the error). */
+const checkedTurn =
+  (file: string) =>
+  (t: unknown, i: number): LedgerTurn => {
+    const turn = t as Partial<LedgerTurn> | null;
+    if (
+      !turn ||
+      !isInt(turn.start) ||
+      !isInt(turn.end) ||
+      turn.end <= turn.start ||
+      typeof turn.role !== 'string' ||
+      !Array.isArray(turn.pins)
+    )
+      throw corrupt(file, `turns[${i}]: expected {start, end, role, pins}`);
+    return turn as LedgerTurn;
+  };
+
+/** The fields of the head every later read relies on, checked; the snapshot by `resume`. */
+function checkedFields(file: string, sessionId: string, value: unknown): Partial<ClaudeLedger> {
   if (typeof value !== 'object' || value === null) throw corrupt(file, 'expected an object');
   const l = value as Partial<ClaudeLedger>;
-  if (l.version !== 1) throw corrupt(file, `expected version 1, got ${JSON.stringify(l.version)}`);
   if (l.sessionId !== sessionId)
     throw corrupt(file, `expected session ${sessionId}, got ${JSON.stringify(l.sessionId)}`);
   if (!isInt(l.offset)) throw corrupt(file, 'expected offset, an integer ≥ 0');
-  if (!Array.isArray(l.turns)) throw corrupt(file, 'expected turns, an array');
-  l.turns.forEach((t, i) => {
-    if (
-      !t ||
-      !isInt(t.start) ||
-      !isInt(t.end) ||
-      t.end <= t.start ||
-      typeof t.role !== 'string' ||
-      !Array.isArray(t.pins)
-    )
-      throw corrupt(file, `turns[${i}]: expected {start, end, role, pins}`);
-  });
   if (!isInt(l.consecutiveBlocks))
     throw corrupt(file, 'expected consecutiveBlocks, an integer ≥ 0');
   if (!isInt(l.compactions)) throw corrupt(file, 'expected compactions, an integer ≥ 0');
@@ -141,16 +183,51 @@ export function checkedLedger(file: string, sessionId: string, value: unknown): 
   )
     throw corrupt(file, 'expected pending, null or {requestId, summaryInput, tailStart}');
   return {
-    ...(l as ClaudeLedger),
+    ...l,
     contextTokens: l.contextTokens ?? null,
     lastSummarized: l.lastSummarized ?? null,
   };
 }
 
-/** Writes the ledger atomically: a crash leaves the old file or the new one, whole. */
+function checkedHead(file: string, sessionId: string, value: unknown): LedgerHead {
+  const v = value as { version?: unknown; log?: { bytes?: unknown; turns?: unknown } } | null;
+  if (v?.version !== 2)
+    throw corrupt(file, `expected version 2 (or 1), got ${JSON.stringify(v?.version)}`);
+  const head = checkedFields(file, sessionId, value) as LedgerHead;
+  if (typeof head.log !== 'object' || !isInt(head.log?.bytes) || !isInt(head.log?.turns))
+    throw corrupt(file, "expected log, {bytes, turns}: how much of the turns' log it names");
+  return head;
+}
+
+/**
+ * A ledger of the single-file form (version 1, its turns inline), checked: read as it is, and
+ * written in the current form at the next write (every turn logged then, once).
+ */
+export function checkedLedger(file: string, sessionId: string, value: unknown): ClaudeLedger {
+  const l = checkedFields(file, sessionId, value) as Partial<ClaudeLedger>;
+  if (!Array.isArray(l.turns)) throw corrupt(file, 'expected turns, an array');
+  l.turns.forEach(checkedTurn(file));
+  return { ...(l as ClaudeLedger), version: 2 };
+}
+
+/**
+ * Writes the ledger: the turns and truncations not logged yet appended to the log and synced,
+ * then the head naming them written atomically. A kill between any two writes leaves a head
+ * and the log's prefix it names, which agree; what was appended past it is never read.
+ */
 export async function writeLedger(file: string, ledger: ClaudeLedger): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  writeAtomically(file, JSON.stringify(ledger), 0o600);
+  let state = logStates.get(ledger);
+  if (state === undefined) {
+    state = emptyLogState();
+    logStates.set(ledger, state);
+  }
+  const plan = planRecords(state, ledger.turns);
+  const bytes = await appendRecords(turnLogFile(file), state, plan.records);
+  plan.apply();
+  const { turns, ...rest } = ledger;
+  const head: LedgerHead = { ...rest, version: 2, log: { bytes, turns: turns.length } };
+  writeAtomically(file, JSON.stringify(head), 0o600);
 }
 
 export interface LockOptions {

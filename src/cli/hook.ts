@@ -118,13 +118,14 @@ function settingsOptions(cmd: Command): Command {
 
 const WHAT_IS_WRITTEN =
   `\nWhat is written: under "hooks", one group per event, ${GUARD_HOOKS.map((h) => (h.matcher === undefined ? h.event : `${h.event} (matcher "${h.matcher}")`)).join(', ')},` +
-  ` each with {"type":"command","command":<the command>,"timeout":${HOOK_TIMEOUT_SECONDS}}.` +
+  ` each with {"type":"command","command":<the command>,"timeout":${HOOK_TIMEOUT_SECONDS}}` +
+  ' (Stop\'s with "async":true: it runs in the background and only reports the new turns).' +
   "\nThe default command is this node and this package's bin/compaction-guard.js, absolute paths (no PATH needed)." +
   '\nEverything else in the file is kept as it was, other hooks on the same events included; a file that is not valid JSON is refused, never overwritten.';
 
 export function hookCommand(): Command {
   const hook = new Command('hook').description(
-    "The guard as an agent's compaction hook: Claude Code's PreCompact, PostCompact and SessionStart (compact) hooks.",
+    "The guard as an agent's compaction hook: Claude Code's PreCompact, PostCompact and SessionStart (compact) hooks, and Stop (in the background) to follow the transcript.",
   );
   const claude = hook
     .command('claude-code')

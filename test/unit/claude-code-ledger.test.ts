@@ -13,6 +13,7 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import {
@@ -234,17 +235,30 @@ describe('the ledger lock', () => {
     await expect(withLock(file, { staleMs: 60_000, waitMs: 100 }, async () => 'ran')).resolves.toBe(
       'ran',
     );
-    writeFileSync(`${file}.lock`, '1 now\n');
+    writeFileSync(`${file}.lock`, `${process.ppid} now\n`);
     await expect(
       withLock(file, { staleMs: 60_000, waitMs: 100, pollMs: 10 }, async () => 'ran'),
     ).rejects.toThrow(HookStateError);
   });
 });
 
+describe('the ledger lock of a killed hook', () => {
+  it('is taken over at once when its process is gone (a background Stop killed as `claude -p` exits)', async () => {
+    const file = ledgerFile(tmp(), SESSION);
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    writeFileSync(`${file}.lock`, `${dead} ${new Date().toISOString()}\n`);
+    const t0 = Date.now();
+    await expect(
+      withLock(file, { staleMs: 60_000, waitMs: 5_000, pollMs: 10 }, async () => 'ran'),
+    ).resolves.toBe('ran');
+    expect(Date.now() - t0).toBeLessThan(1_000);
+  });
+});
+
 describe('the hook input and output', () => {
   const base = { session_id: SESSION, transcript_path: '/t.jsonl', cwd: '/p' };
 
-  it("reads the three events and passes any other as not the guard's", () => {
+  it("reads the four events and passes any other as not the guard's", () => {
     expect(
       parseHookInput({
         ...base,
@@ -258,7 +272,12 @@ describe('the hook input and output', () => {
     expect(
       parseHookInput({ ...base, hook_event_name: 'SessionStart', source: 'compact' }),
     ).toMatchObject({ source: 'compact' });
-    expect(parseHookInput({ ...base, hook_event_name: 'Stop' })).toBeNull();
+    expect(parseHookInput({ ...base, hook_event_name: 'Stop', stop_hook_active: true })).toEqual({
+      ...base,
+      hook_event_name: 'Stop',
+      stop_hook_active: true,
+    });
+    expect(parseHookInput({ ...base, hook_event_name: 'PreToolUse' })).toBeNull();
   });
 
   it('names the field of a malformed input', () => {

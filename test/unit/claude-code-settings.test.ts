@@ -92,17 +92,20 @@ function othersOf(settings: ClaudeSettings): unknown[] {
 }
 
 /** The guard's hooks of the settings: event, matcher, command. */
-function oursOf(settings: ClaudeSettings): { event: string; matcher?: string; command: string }[] {
+function oursOf(
+  settings: ClaudeSettings,
+): { event: string; matcher?: string; command: string; async?: true }[] {
   const hooks = (settings.hooks ?? {}) as Record<string, { matcher?: string; hooks: unknown[] }[]>;
   return Object.entries(hooks).flatMap(([event, groups]) =>
     groups.flatMap((g) =>
       g.hooks
-        .map((h) => (h as { command?: string }).command ?? '')
-        .filter((c) => isGuardCommand(c))
-        .map((command) => ({
+        .map((h) => h as { command?: string; async?: true })
+        .filter((h) => isGuardCommand(h.command ?? ''))
+        .map((h) => ({
           event,
           ...(g.matcher === undefined ? {} : { matcher: g.matcher }),
-          command,
+          command: h.command!,
+          ...(h.async === undefined ? {} : { async: h.async }),
         })),
     ),
   );
@@ -148,7 +151,7 @@ describe('installing the guard hooks into a settings object', () => {
     // Settings that hold stale forms of ours already: another command, another matcher, twice.
     const stale = fc.array(
       fc.record({
-        event: fc.constantFrom('PreCompact', 'PostCompact', 'SessionStart'),
+        event: fc.constantFrom('PreCompact', 'PostCompact', 'SessionStart', 'Stop'),
         matcher: fc.option(fc.constantFrom('compact', 'startup', 'auto'), { nil: undefined }),
         command: fc.constantFrom(NPX, '/old/node /old/bin/compaction-guard.js hook claude-code'),
       }),
@@ -175,7 +178,7 @@ describe('installing the guard hooks into a settings object', () => {
     );
   });
 
-  it('writes one group per event: PreCompact and PostCompact with no matcher, SessionStart under "compact", timeout 90 s', () => {
+  it('writes one group per event: PreCompact and PostCompact with no matcher, SessionStart under "compact", Stop in the background (async), timeout 90 s', () => {
     const { settings, changes } = installGuardHooks({ model: 'opus' }, NPX);
     const hook = { type: 'command', command: NPX, timeout: HOOK_TIMEOUT_SECONDS };
     expect(settings).toEqual({
@@ -184,9 +187,19 @@ describe('installing the guard hooks into a settings object', () => {
         PreCompact: [{ hooks: [hook] }],
         PostCompact: [{ hooks: [hook] }],
         SessionStart: [{ matcher: 'compact', hooks: [hook] }],
+        Stop: [{ hooks: [{ ...hook, async: true }] }],
       },
     });
-    expect(changes.map((c) => c.change)).toEqual(['added', 'added', 'added']);
+    expect(changes.map((c) => c.change)).toEqual(['added', 'added', 'added', 'added']);
+  });
+
+  it('replaces a Stop hook of the guard that does not run in the background', () => {
+    const sync = { type: 'command', command: NPX, timeout: HOOK_TIMEOUT_SECONDS };
+    const { settings, changes } = installGuardHooks({ hooks: { Stop: [{ hooks: [sync] }] } }, NPX);
+    expect((settings.hooks as Record<string, unknown>).Stop).toEqual([
+      { hooks: [{ ...sync, async: true }] },
+    ]);
+    expect(changes.find((c) => c.event === 'Stop')?.change).toBe('updated');
   });
 
   it('examples/claude-code/settings.json is what install writes with the npx command into no settings', () => {

@@ -240,9 +240,26 @@ export interface LockOptions {
 }
 
 /**
- * Runs `fn` holding `<file>.lock` (created exclusively). A lock older than `staleMs` is removed
- * (its hook was killed: Claude Code's hook timeout is 60 s); a live one is waited for up to
- * `waitMs`, then the call fails closed.
+ * Whether the lock's holder (the pid it starts with) is gone. Claude Code kills a background
+ * (async) hook when `claude -p` exits, so a Stop hook often dies holding the lock; on this host
+ * its pid is then free (or reused, and the lock goes stale by age instead).
+ */
+async function holderGone(lock: string): Promise<boolean> {
+  const text = await readFile(lock, 'utf8').catch(() => null);
+  const pid = Number(/^(\d+) /.exec(text ?? '')?.[1]);
+  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * Runs `fn` holding `<file>.lock` (created exclusively). A lock whose process is gone, or older
+ * than `staleMs` (its hook was killed: Claude Code's hook timeout is 60 s), is removed; a live
+ * one is waited for up to `waitMs`, then the call fails closed.
  */
 export async function withLock<T>(
   file: string,
@@ -262,7 +279,7 @@ export async function withLock<T>(
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
     const held = await stat(lock).catch(() => null);
-    if (held && Date.now() - held.mtimeMs > options.staleMs) {
+    if (held && (Date.now() - held.mtimeMs > options.staleMs || (await holderGone(lock)))) {
       await unlink(lock).catch(() => undefined);
       continue;
     }

@@ -14,18 +14,25 @@ export type ClaudeSettings = Record<string, unknown>;
 
 /** One hook event the guard answers, and the matcher it runs under. */
 export interface GuardHookSpec {
-  event: 'PreCompact' | 'PostCompact' | 'SessionStart';
+  event: 'PreCompact' | 'PostCompact' | 'SessionStart' | 'Stop';
   /**
    * PreCompact and PostCompact: none, so both triggers (`manual`, `auto`) run it. SessionStart's
    * matcher is its `source`: `compact` only (startup, resume and clear have nothing to put back).
+   * Stop has no matcher.
    */
   matcher?: string;
+  /**
+   * Run in the background, the session not waiting for it (the hook's `async`): Stop only
+   * reports the response's turns, which nothing waits for (decision 234).
+   */
+  async?: true;
 }
 
 export const GUARD_HOOKS: readonly GuardHookSpec[] = [
   { event: 'PreCompact' },
   { event: 'PostCompact' },
   { event: 'SessionStart', matcher: 'compact' },
+  { event: 'Stop', async: true },
 ];
 
 /**
@@ -39,10 +46,15 @@ export interface GuardHook {
   type: 'command';
   command: string;
   timeout: number;
+  async?: true;
 }
 
-export function guardHook(command: string, timeout = HOOK_TIMEOUT_SECONDS): GuardHook {
-  return { type: 'command', command, timeout };
+export function guardHook(
+  command: string,
+  timeout = HOOK_TIMEOUT_SECONDS,
+  background = false,
+): GuardHook {
+  return { type: 'command', command, timeout, ...(background ? { async: true as const } : {}) };
 }
 
 /**
@@ -139,10 +151,10 @@ export function installGuardHooks(
   ours: (command: string) => boolean = isGuardCommand,
 ): { settings: ClaudeSettings; changes: HookChange[] } {
   const isOurs = (c: string) => c === command || ours(c);
-  const hook = guardHook(command);
   const hooks = { ...hooksOf(settings) };
   const changes: HookChange[] = [];
   for (const spec of GUARD_HOOKS) {
+    const hook = guardHook(command, HOOK_TIMEOUT_SECONDS, spec.async === true);
     const groups = groupsOf(hooks, spec.event);
     const found = {
       event: spec.event,

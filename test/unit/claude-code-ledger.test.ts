@@ -14,7 +14,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import {
   emptyLedger,
@@ -246,12 +246,21 @@ describe('the ledger lock of a killed hook', () => {
   it('is taken over at once when its process is gone (a background Stop killed as `claude -p` exits)', async () => {
     const file = ledgerFile(tmp(), SESSION);
     const dead = spawnSync(process.execPath, ['-e', '0']).pid;
-    writeFileSync(`${file}.lock`, `${dead} ${new Date().toISOString()}\n`);
+    writeFileSync(`${file}.lock`, `${dead} ${new Date().toISOString()} ${hostname()}\n`);
     const t0 = Date.now();
     await expect(
       withLock(file, { staleMs: 60_000, waitMs: 5_000, pollMs: 10 }, async () => 'ran'),
     ).resolves.toBe('ran');
     expect(Date.now() - t0).toBeLessThan(1_000);
+  });
+
+  it("is waited for when it is another host's, whose processes cannot be seen from here", async () => {
+    const file = ledgerFile(tmp(), SESSION);
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    writeFileSync(`${file}.lock`, `${dead} ${new Date().toISOString()} another-host\n`);
+    await expect(
+      withLock(file, { staleMs: 60_000, waitMs: 200, pollMs: 10 }, async () => 'ran'),
+    ).rejects.toThrow(HookStateError);
   });
 });
 

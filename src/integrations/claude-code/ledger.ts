@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import * as path from 'node:path';
 import type { Pin, Role, Span } from '../../engine/events';
 import type { SessionSnapshot } from '../../client/session';
@@ -240,14 +241,17 @@ export interface LockOptions {
 }
 
 /**
- * Whether the lock's holder (the pid it starts with) is gone. Claude Code kills a background
- * (async) hook when `claude -p` exits, so a Stop hook often dies holding the lock; on this host
- * its pid is then free (or reused, and the lock goes stale by age instead).
+ * Whether the lock's holder (`<pid> <time> <host>`) is gone. Claude Code kills a background
+ * (async) hook when `claude -p` exits, so a Stop hook often dies holding the lock; its pid is
+ * then free on its host (or reused, and the lock goes stale by age instead). A lock of another
+ * host (a shared state directory) is not judged here.
  */
 async function holderGone(lock: string): Promise<boolean> {
   const text = await readFile(lock, 'utf8').catch(() => null);
-  const pid = Number(/^(\d+) /.exec(text ?? '')?.[1]);
-  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  const m = /^(\d+) \S+ (\S+)\n?$/.exec(text ?? '');
+  const pid = Number(m?.[1]);
+  if (m?.[2] !== hostname() || !Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid)
+    return false;
   try {
     process.kill(pid, 0);
     return false;
@@ -272,7 +276,7 @@ export async function withLock<T>(
   for (;;) {
     try {
       const handle = await open(lock, 'wx', 0o600);
-      await handle.writeFile(`${process.pid} ${new Date().toISOString()}\n`);
+      await handle.writeFile(`${process.pid} ${new Date().toISOString()} ${hostname()}\n`);
       await handle.close();
       break;
     } catch (e) {

@@ -22,9 +22,8 @@ import {
   writeLedger,
   type ClaudeLedger,
 } from '../src/integrations/claude-code/ledger';
-import type { ClaudeHookInput } from '../src/integrations/claude-code/hookTypes';
 import { resolveClaudeCodeOptions } from '../src/integrations/claude-code/options';
-import { ClaudeTranscript } from '../test/support/claudeTranscript';
+import { ClaudeTranscript, hookInput as hook } from '../test/support/claudeTranscript';
 
 /** One round is 4 turns: the user's question, a tool call, its result, the answer. */
 function transcriptOf(file: string, turns: number): ClaudeTranscript {
@@ -36,15 +35,6 @@ function transcriptOf(file: string, turns: number): ClaudeTranscript {
     t.assistant(`Log file ${i} holds only INFO lines.`);
   }
   return t;
-}
-
-function hook(t: ClaudeTranscript, fields: Record<string, unknown>): ClaudeHookInput {
-  return {
-    session_id: t.sessionId,
-    transcript_path: t.file,
-    cwd: '/home/user/project',
-    ...fields,
-  } as unknown as ClaudeHookInput;
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {

@@ -27,7 +27,7 @@ import {
   resolveClaudeCodeOptions,
 } from '../../src/integrations/claude-code/options';
 import { ledgerFile, readLedger } from '../../src/integrations/claude-code/ledger';
-import { ClaudeTranscript } from '../support/claudeTranscript';
+import { ClaudeTranscript, hookInput as hook } from '../support/claudeTranscript';
 import { signedStack, testKeys, type Stack, viewUntil } from './client/harness';
 import { clientFor } from './client/harness';
 import { testConfig } from './pipeline';
@@ -60,14 +60,6 @@ function runtime(
   };
 }
 
-function hook(t: ClaudeTranscript, fields: Record<string, unknown>): ClaudeHookInput {
-  return {
-    session_id: t.sessionId,
-    transcript_path: t.file,
-    cwd: '/home/user/project',
-    ...fields,
-  } as unknown as ClaudeHookInput;
-}
 const preCompact = (t: ClaudeTranscript, trigger: 'manual' | 'auto' = 'manual') =>
   hook(t, { hook_event_name: 'PreCompact', trigger, custom_instructions: null });
 const sessionStart = (t: ClaudeTranscript, source: string) =>

@@ -11,13 +11,14 @@ import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
-import type { Pin, Role, Span } from '../../engine/events';
+import type { Span } from '../../engine/events';
 import type { SessionSnapshot } from '../../client/session';
 import { writeAtomically } from '../../authority/keyFiles';
 import { errorClass } from '../../errors';
 import {
   appendRecords,
   emptyLogState,
+  type LedgerTurn,
   LogRecordError,
   type LogState,
   planRecords,
@@ -27,19 +28,7 @@ import {
 /** The state file cannot be used: corrupt, of another session, or locked too long. */
 export class HookStateError extends errorClass('HOOK_STATE_INVALID', 'HookStateError') {}
 
-/** One turn the guard was told of: where its line is in the transcript, and what it was. */
-export interface LedgerTurn {
-  uuid: string | null;
-  /** Its line's bytes `[start, end)` in the transcript, the `\n` included. */
-  start: number;
-  end: number;
-  role: Role;
-  pins: Pin[];
-  /** The tool calls its results answer (TOOL_RESULT turns only): a clearing names them. */
-  toolResultIds?: string[];
-  /** Reported as truncated (its tool results cleared from the context). */
-  truncated?: boolean;
-}
+export type { LedgerTurn } from './turnLog';
 
 /** The compaction asked for last (reported as committed when the transcript shows it). */
 export interface PendingCompaction {
@@ -130,6 +119,7 @@ export async function readLedger(file: string, sessionId: string): Promise<Claud
     logStates.set(ledger, state);
     return ledger;
   } catch (e) {
+    if (e instanceof HookStateError) throw e;
     if (e instanceof LogRecordError) throw corrupt(file, `its turns' log: ${e.message}`);
     throw new HookStateError(`${turnLogFile(file)}: cannot be read: ${(e as Error).message}`, {
       cause: e,

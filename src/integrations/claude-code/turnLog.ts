@@ -12,7 +12,21 @@
  * - `{"keep": k}`: the turns from k on are dropped (a turn taken back after it was logged).
  */
 import { open, readFile } from 'node:fs/promises';
-import type { LedgerTurn } from './ledger';
+import type { Pin, Role } from '../../engine/events';
+
+/** One turn the guard was told of: where its line is in the transcript, and what it was. */
+export interface LedgerTurn {
+  uuid: string | null;
+  /** Its line's bytes `[start, end)` in the transcript, the `\n` included. */
+  start: number;
+  end: number;
+  role: Role;
+  pins: Pin[];
+  /** The tool calls its results answer (TOOL_RESULT turns only): a clearing names them. */
+  toolResultIds?: string[];
+  /** Reported as truncated (its tool results cleared from the context). */
+  truncated?: boolean;
+}
 
 /** What the log on disk holds, as far as the head that was read or written names it. */
 export interface LogState {
@@ -33,7 +47,10 @@ export const emptyLogState = (): LogState => ({
   trimmed: false,
 });
 
-/** A record that is not what the log holds: the message says which and why. */
+/**
+ * A record that is not what the log holds: the message says which and why. Internal: the
+ * reader (ledger.ts) turns it into the HookStateError naming the ledger.
+ */
 export class LogRecordError extends Error {}
 
 /**

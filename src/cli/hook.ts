@@ -11,7 +11,9 @@ import {
   GUARD_HOOKS,
   HOOK_TIMEOUT_SECONDS,
   type HookChange,
+  guardHookSpecs,
   installGuardHooks,
+  isGuardCommand,
   uninstallGuardHooks,
 } from '../integrations/claude-code/settings';
 import {
@@ -46,6 +48,8 @@ export interface InstallFlags {
   user?: boolean;
   dir?: string;
   command?: string;
+  /** Stop without `async`: each response waits for its turns to be reported. */
+  stopWaits?: boolean;
 }
 
 function scopeOf(o: InstallFlags): SettingsScope {
@@ -86,7 +90,12 @@ export function installHooks(o: InstallFlags, out: (line: string) => void): void
   const command = o.command ?? defaultHookCommand();
   if (command.trim() === '') throw new ConfigError('--command: empty; nothing was written');
   const read = readSettingsFile(file);
-  const { settings, changes } = installGuardHooks(read.settings, command);
+  const { settings, changes } = installGuardHooks(
+    read.settings,
+    command,
+    isGuardCommand,
+    guardHookSpecs({ stopInBackground: o.stopWaits !== true }),
+  );
   const changed = changes.some((c) => c.change !== 'unchanged');
   if (changed || !read.exists) writeSettingsFile(read, settings);
   report(file, !read.exists, changes, command, out);
@@ -156,6 +165,10 @@ export function hookCommand(): Command {
     .option(
       '--command <cmd>',
       'the command the hooks run instead of the absolute default, e.g. "npx compaction-guard hook claude-code" for a project that depends on the package',
+    )
+    .option(
+      '--stop-waits',
+      'install Stop without "async": each response waits (~1 s) for its turns to be reported; for one-shot `claude -p` runs, which kill an async hook at once',
     )
     .addHelpText(
       'after',

@@ -19,6 +19,7 @@ import fc from 'fast-check';
 import {
   type ClaudeSettings,
   GUARD_HOOKS,
+  guardHookSpecs,
   HOOK_TIMEOUT_SECONDS,
   installGuardHooks,
   isGuardCommand,
@@ -191,6 +192,29 @@ describe('installing the guard hooks into a settings object', () => {
       },
     });
     expect(changes.map((c) => c.change)).toEqual(['added', 'added', 'added', 'added']);
+  });
+
+  it('installs Stop waited for when asked (one-shot claude -p runs), and back in the background by a default install', () => {
+    const waits = installGuardHooks(
+      {},
+      NPX,
+      isGuardCommand,
+      guardHookSpecs({ stopInBackground: false }),
+    );
+    const hook = { type: 'command', command: NPX, timeout: HOOK_TIMEOUT_SECONDS };
+    expect((waits.settings.hooks as Record<string, unknown>).Stop).toEqual([{ hooks: [hook] }]);
+    expect(
+      installGuardHooks(
+        waits.settings,
+        NPX,
+        isGuardCommand,
+        guardHookSpecs({ stopInBackground: false }),
+      ).changes.every((c) => c.change === 'unchanged'),
+    ).toBe(true);
+    const back = installGuardHooks(waits.settings, NPX);
+    expect((back.settings.hooks as Record<string, unknown>).Stop).toEqual([
+      { hooks: [{ ...hook, async: true }] },
+    ]);
   });
 
   it('replaces a Stop hook of the guard that does not run in the background', () => {

@@ -36,6 +36,16 @@ export const GUARD_HOOKS: readonly GuardHookSpec[] = [
 ];
 
 /**
+ * The guard's hooks, with Stop in the background (the default) or waited for: `claude -p` kills
+ * an async hook within ~70 ms of its start (decision 234), so one-shot headless runs that want
+ * each response's turns reported install it waited for, at ~1 s a response.
+ */
+export function guardHookSpecs(o: { stopInBackground?: boolean } = {}): readonly GuardHookSpec[] {
+  if (o.stopInBackground !== false) return GUARD_HOOKS;
+  return GUARD_HOOKS.map((spec) => (spec.event === 'Stop' ? { event: 'Stop' } : spec));
+}
+
+/**
  * Seconds Claude Code waits for the command before it gives up on it (its default is 60): a
  * PreCompact may wait for two verdicts (CG_CLAUDE_VERDICT_TIMEOUT_MS, 20 s each) around a spill.
  */
@@ -149,11 +159,12 @@ export function installGuardHooks(
   settings: ClaudeSettings,
   command: string,
   ours: (command: string) => boolean = isGuardCommand,
+  specs: readonly GuardHookSpec[] = GUARD_HOOKS,
 ): { settings: ClaudeSettings; changes: HookChange[] } {
   const isOurs = (c: string) => c === command || ours(c);
   const hooks = { ...hooksOf(settings) };
   const changes: HookChange[] = [];
-  for (const spec of GUARD_HOOKS) {
+  for (const spec of specs) {
     const hook = guardHook(command, HOOK_TIMEOUT_SECONDS, spec.async === true);
     const groups = groupsOf(hooks, spec.event);
     const found = {

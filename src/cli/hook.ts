@@ -11,7 +11,9 @@ import {
   GUARD_HOOKS,
   HOOK_TIMEOUT_SECONDS,
   type HookChange,
+  guardHookSpecs,
   installGuardHooks,
+  isGuardCommand,
   uninstallGuardHooks,
 } from '../integrations/claude-code/settings';
 import {
@@ -46,6 +48,8 @@ export interface InstallFlags {
   user?: boolean;
   dir?: string;
   command?: string;
+  /** Stop without `async`: each response waits for its turns to be reported. */
+  stopWaits?: boolean;
 }
 
 function scopeOf(o: InstallFlags): SettingsScope {
@@ -86,7 +90,12 @@ export function installHooks(o: InstallFlags, out: (line: string) => void): void
   const command = o.command ?? defaultHookCommand();
   if (command.trim() === '') throw new ConfigError('--command: empty; nothing was written');
   const read = readSettingsFile(file);
-  const { settings, changes } = installGuardHooks(read.settings, command);
+  const { settings, changes } = installGuardHooks(
+    read.settings,
+    command,
+    isGuardCommand,
+    guardHookSpecs({ stopInBackground: o.stopWaits !== true }),
+  );
   const changed = changes.some((c) => c.change !== 'unchanged');
   if (changed || !read.exists) writeSettingsFile(read, settings);
   report(file, !read.exists, changes, command, out);
@@ -118,13 +127,14 @@ function settingsOptions(cmd: Command): Command {
 
 const WHAT_IS_WRITTEN =
   `\nWhat is written: under "hooks", one group per event, ${GUARD_HOOKS.map((h) => (h.matcher === undefined ? h.event : `${h.event} (matcher "${h.matcher}")`)).join(', ')},` +
-  ` each with {"type":"command","command":<the command>,"timeout":${HOOK_TIMEOUT_SECONDS}}.` +
+  ` each with {"type":"command","command":<the command>,"timeout":${HOOK_TIMEOUT_SECONDS}}` +
+  ' (Stop\'s with "async":true: it runs in the background and only reports the new turns).' +
   "\nThe default command is this node and this package's bin/compaction-guard.js, absolute paths (no PATH needed)." +
   '\nEverything else in the file is kept as it was, other hooks on the same events included; a file that is not valid JSON is refused, never overwritten.';
 
 export function hookCommand(): Command {
   const hook = new Command('hook').description(
-    "The guard as an agent's compaction hook: Claude Code's PreCompact, PostCompact and SessionStart (compact) hooks.",
+    "The guard as an agent's compaction hook: Claude Code's PreCompact, PostCompact and SessionStart (compact) hooks, and Stop (in the background) to follow the transcript.",
   );
   const claude = hook
     .command('claude-code')
@@ -155,6 +165,10 @@ export function hookCommand(): Command {
     .option(
       '--command <cmd>',
       'the command the hooks run instead of the absolute default, e.g. "npx compaction-guard hook claude-code" for a project that depends on the package',
+    )
+    .option(
+      '--stop-waits',
+      'install Stop without "async": each response waits (~1 s) for its turns to be reported; for one-shot `claude -p` runs, which kill an async hook at once',
     )
     .addHelpText(
       'after',

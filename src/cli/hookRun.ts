@@ -1,7 +1,8 @@
 /**
  * `compaction-guard hook claude-code`: one Claude Code hook call. The hook input (JSON) on
  * stdin; the answer on stdout in Claude Code's hook output form, exit 0; logs on stderr only.
- * A malformed input is named on stderr and exits 2 (Claude Code blocks a PreCompact on exit 2).
+ * A malformed input is named on stderr and exits 2 (Claude Code blocks a PreCompact on exit 2),
+ * except a Stop's, which exits 0 (exit 2 there would keep the assistant from stopping).
  * Never throws: whatever fails is the guard-down answer (handlers.ts).
  */
 import pino, { type Logger } from 'pino';
@@ -28,12 +29,19 @@ export async function runClaudeCodeHook(io: HookIo = {}): Promise<number> {
   const stderr = io.stderr ?? process.stderr;
   const log = hookLogger(env, io.stderr);
   let input: ClaudeHookInput | null;
+  let raw: unknown = null;
   try {
-    input = parseHookInput(JSON.parse(await readAll(io.stdin ?? process.stdin)));
+    raw = JSON.parse(await readAll(io.stdin ?? process.stdin));
+    input = parseHookInput(raw);
   } catch (e) {
     const message =
       e instanceof HookInputError ? e.message : `hook input: not JSON (${(e as Error).message})`;
     stderr.write(`compaction-guard: ${message}\n`);
+    // A Stop hook's exit 2 would keep Claude Code from stopping: the guard never does that.
+    if ((raw as { hook_event_name?: unknown } | null)?.hook_event_name === 'Stop') {
+      await write(stdout, '{}\n');
+      return 0;
+    }
     return HOOK_INPUT_EXIT;
   }
   if (input === null) {

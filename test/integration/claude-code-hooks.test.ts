@@ -6,9 +6,11 @@
  * transcript is spilled, the spill holds the turns' lines byte for byte, the retry is approved
  * and the boundary committed; the pinned rule comes back verbatim after each of 3 compactions;
  * HALT (spills disabled) blocks with on-call's commands; no processor, or no broker, blocks; an
- * automatic compaction is blocked at most CG_CLAUDE_MAX_BLOCKS times in a row.
+ * automatic compaction is blocked at most CG_CLAUDE_MAX_BLOCKS times in a row; a Stop (each
+ * finished response) reports the new turns and always answers allow, and a Stop and a
+ * PreCompact at once take turns on the session's lock.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -25,7 +27,7 @@ import {
   resolveClaudeCodeOptions,
 } from '../../src/integrations/claude-code/options';
 import { ledgerFile, readLedger } from '../../src/integrations/claude-code/ledger';
-import { ClaudeTranscript } from '../support/claudeTranscript';
+import { ClaudeTranscript, hookInput as hook } from '../support/claudeTranscript';
 import { signedStack, testKeys, type Stack, viewUntil } from './client/harness';
 import { clientFor } from './client/harness';
 import { testConfig } from './pipeline';
@@ -58,18 +60,11 @@ function runtime(
   };
 }
 
-function hook(t: ClaudeTranscript, fields: Record<string, unknown>): ClaudeHookInput {
-  return {
-    session_id: t.sessionId,
-    transcript_path: t.file,
-    cwd: '/home/user/project',
-    ...fields,
-  } as unknown as ClaudeHookInput;
-}
 const preCompact = (t: ClaudeTranscript, trigger: 'manual' | 'auto' = 'manual') =>
   hook(t, { hook_event_name: 'PreCompact', trigger, custom_instructions: null });
 const sessionStart = (t: ClaudeTranscript, source: string) =>
   hook(t, { hook_event_name: 'SessionStart', source });
+const stop = (t: ClaudeTranscript) => hook(t, { hook_event_name: 'Stop', stop_hook_active: false });
 const postCompact = (t: ClaudeTranscript, summary: string) =>
   hook(t, { hook_event_name: 'PostCompact', trigger: 'manual', compact_summary: summary });
 
@@ -193,6 +188,57 @@ describe('the Claude Code hooks against a real processor', () => {
     expect(view.verbatimStart).toBe(turns);
   });
 
+  it('reports the new turns at each Stop and answers allow; a Stop and a PreCompact at once take turns on the lock, neither lost nor corrupted', async () => {
+    const t = new ClaudeTranscript(path.join(dir, 'session.jsonl'));
+    const rt = runtime(() => Promise.resolve(s.client), dir);
+    const file = ledgerFile(path.join(dir, 'state'), t.sessionId);
+    t.user(RULE);
+    converse(t, 3);
+    expect(await handleHook(rt, stop(t))).toEqual({ kind: 'allow' });
+    expect((await readLedger(file, t.sessionId))!.turns).toHaveLength(t.turnLines.length);
+    const followed = t.turnLines.length;
+    await viewUntil(s, t.sessionId, (v) => (v.head as { TURNS: number }).TURNS === followed);
+    // A response ends (its Stop runs in the background) and a /compact comes right after.
+    converse(t, 5, 10);
+    rt.logged.length = 0;
+    const [stopped, compacted] = await Promise.all([
+      handleHook(rt, stop(t)),
+      handleHook(rt, preCompact(t)),
+    ]);
+    expect([stopped, compacted]).toEqual([{ kind: 'allow' }, { kind: 'allow' }]);
+    expect(rt.logged.filter((l) => l.msg === 'verdict').map((l) => l.decision)).toEqual([
+      'REFUSE',
+      'APPROVE',
+    ]);
+    const ledger = (await readLedger(file, t.sessionId))!;
+    expect([ledger.turns.length, ledger.pending?.approved]).toEqual([t.turnLines.length, true]);
+    const view = await viewUntil(
+      s,
+      t.sessionId,
+      (v) => (v.head as { TURNS: number }).TURNS === t.turnLines.length,
+    );
+    expect(view.lastViolations).toEqual([]);
+  });
+
+  it('answers a Stop allow, with no message, when the session cannot be followed (logged)', async () => {
+    const t = new ClaudeTranscript(path.join(dir, 'session.jsonl'));
+    const rt = runtime(() => Promise.resolve(s.client), dir);
+    t.user(RULE);
+    const file = ledgerFile(path.join(dir, 'state'), t.sessionId);
+    expect(await handleHook(rt, stop(t))).toEqual({ kind: 'allow' });
+    writeFileSync(file, '{"version":2,');
+    expect(await handleHook(rt, stop(t))).toEqual({ kind: 'allow' });
+    expect(rt.logged.map((l) => l.msg)).toContain('compaction-guard hook failed');
+    const down = runtime(
+      () => Promise.reject(new Error('no broker')),
+      mkdtempSync(path.join(dir, 'x-')),
+    );
+    expect(await handleHook(down, stop(t))).toEqual({ kind: 'allow' });
+    expect(down.logged.map((l) => l.msg)).toContain(
+      'compaction-guard could not follow the session',
+    );
+  });
+
   it('reports a tool result Claude Code cleared from the context as its turn truncated', async () => {
     const t = new ClaudeTranscript(path.join(dir, 'session.jsonl'));
     const rt = runtime(() => Promise.resolve(s.client), dir);
@@ -300,7 +346,7 @@ describe('the Claude Code hooks against a real processor', () => {
         stateDir: path.join(dir, 'state'),
         logger: pino({ level: 'silent' }),
       });
-      const call = (event: 'PreCompact' | 'SessionStart', input: ClaudeHookInput) =>
+      const call = (event: 'PreCompact' | 'SessionStart' | 'Stop', input: ClaudeHookInput) =>
         hooks[event]![0]!.hooks[0]!(input as never, undefined, {
           signal: new AbortController().signal,
         });
@@ -308,6 +354,11 @@ describe('the Claude Code hooks against a real processor', () => {
         decision: 'block',
         reason: 'compaction-guard: hook input: trigger: expected one of manual, auto, got "later"',
       });
+      expect(await call('Stop', stop(t))).toEqual({});
+      expect(
+        (await readLedger(ledgerFile(path.join(dir, 'state'), t.sessionId), t.sessionId))!.turns,
+      ).toHaveLength(t.turnLines.length);
+      expect(await call('Stop', { ...stop(t), transcript_path: '' } as never)).toEqual({});
       expect(await call('PreCompact', preCompact(t))).toEqual({});
       t.compacted('Summary: the logs were checked.', [last]);
       expect(await call('SessionStart', sessionStart(t, 'compact'))).toEqual({

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
+import type { ClaudeHookInput } from '../../src/integrations/claude-code/hookTypes';
 
 export class ClaudeTranscript {
   private last: string | null = null;
@@ -149,4 +150,14 @@ export class ClaudeTranscript {
       '<local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>',
     );
   }
+}
+
+/** A hook input of the transcript's session, as Claude Code sends it, with `fields` added. */
+export function hookInput(t: ClaudeTranscript, fields: Record<string, unknown>): ClaudeHookInput {
+  return {
+    session_id: t.sessionId,
+    transcript_path: t.file,
+    cwd: '/home/user/project',
+    ...fields,
+  } as unknown as ClaudeHookInput;
 }

@@ -1,19 +1,31 @@
 /**
- * The Claude Code hook's per-session ledger (src/integrations/claude-code/ledger.ts): written
- * whole or not at all, read back as written, a corrupt file named with what was expected, and
+ * The Claude Code hook's per-session ledger (src/integrations/claude-code/ledger.ts, turnLog.ts):
+ * read back as written, its head and its turns never disagreeing after a kill between any two
+ * writes (or in the middle of one), a corrupt file named with what was expected, and
  * one hook call at a time per session (a stale lock taken over); and the hook's input and
  * output forms and settings.
  */
-import { mkdtempSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {
+  copyFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { hostname, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import {
   emptyLedger,
   HookStateError,
   ledgerFile,
   readLedger,
+  turnLogFile,
   withLock,
   writeLedger,
+  type ClaudeLedger,
+  type LedgerTurn,
 } from '../../src/integrations/claude-code/ledger';
 import { HookInputError, parseHookInput } from '../../src/integrations/claude-code/input';
 import { hookOutput } from '../../src/integrations/claude-code/output';
@@ -38,8 +50,11 @@ describe('the ledger file', () => {
     };
     await writeLedger(file, ledger);
     expect(await readLedger(file, SESSION)).toEqual(ledger);
-    // The temp file was renamed into place: nothing else is left in the directory.
-    expect(readdirSync(path.dirname(file))).toEqual([path.basename(file)]);
+    // The temp file was renamed into place: only the head and the turns' log are left.
+    expect(readdirSync(path.dirname(file)).sort()).toEqual([
+      path.basename(file),
+      path.basename(turnLogFile(file)),
+    ]);
   });
 
   it('names a session id that is no plain file name by its hash', () => {
@@ -51,15 +66,146 @@ describe('the ledger file', () => {
     writeFileSync(file, '{"version":1,');
     await expect(readLedger(file, SESSION)).rejects.toThrow(HookStateError);
     await expect(readLedger(file, SESSION)).rejects.toThrow(
-      `${file}: not a compaction-guard Claude Code session ledger (version 1): not JSON`,
+      `${file}: not a compaction-guard Claude Code session ledger (version 2): not JSON`,
     );
-    writeFileSync(file, JSON.stringify({ ...emptyLedger(SESSION), turns: [{ start: 5, end: 2 }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({ ...emptyLedger(SESSION), version: 1, turns: [{ start: 5, end: 2 }] }),
+    );
     await expect(readLedger(file, SESSION)).rejects.toThrow(
       'turns[0]: expected {start, end, role, pins}',
     );
     writeFileSync(file, JSON.stringify(emptyLedger('another')));
     await expect(readLedger(file, SESSION)).rejects.toThrow(
       `expected session ${SESSION}, got "another"`,
+    );
+  });
+});
+
+const turn = (i: number): LedgerTurn => ({
+  uuid: `u${i}`,
+  start: i * 100,
+  end: i * 100 + 100,
+  role: 'USER',
+  pins: i === 0 ? ['CONSTRAINT'] : [],
+});
+
+/** A ledger of `n` turns whose snapshot says how many it lists (so a mismatch shows). */
+function ledgerOf(base: ClaudeLedger, n: number, truncated: number[] = []): ClaudeLedger {
+  while (base.turns.length > n) base.turns.pop();
+  while (base.turns.length < n) base.turns.push(turn(base.turns.length));
+  for (const i of truncated) base.turns[i]!.truncated = true;
+  base.offset = n * 100;
+  base.snapshot = { sessionId: SESSION, nextSeq: n } as unknown as ClaudeLedger['snapshot'];
+  return base;
+}
+
+const listed = (l: ClaudeLedger | null) => [
+  l?.turns.length,
+  (l?.snapshot as { nextSeq: number } | null)?.nextSeq,
+  l?.offset,
+];
+
+describe("the ledger's head and turns' log", () => {
+  it('appends each turn once: the log grows by the new turns only', async () => {
+    const file = ledgerFile(tmp(), SESSION);
+    const ledger = ledgerOf(emptyLedger(SESSION), 3);
+    await writeLedger(file, ledger);
+    const first = readFileSync(turnLogFile(file));
+    ledgerOf(ledger, 5);
+    await writeLedger(file, ledger);
+    await writeLedger(file, ledger);
+    const second = readFileSync(turnLogFile(file));
+    expect(second.subarray(0, first.length)).toEqual(first);
+    expect(second.toString('utf8').trim().split('\n')).toHaveLength(5);
+    expect(await readLedger(file, SESSION)).toEqual(ledger);
+  });
+
+  it('never has head and turns disagree after a kill between any two writes, or in the middle of the append; the next write cuts the torn tail off', async () => {
+    const dir = tmp();
+    const file = ledgerFile(dir, SESSION);
+    const log = turnLogFile(file);
+    // Before: 3 turns written and read back (as a hook call starts).
+    await writeLedger(file, ledgerOf(emptyLedger(SESSION), 3));
+    const head0 = readFileSync(file);
+    const log0 = readFileSync(log);
+    // The write the kill interrupts: 4 more turns, one of them and an old one truncated.
+    const during = (await readLedger(file, SESSION))!;
+    await writeLedger(file, ledgerOf(during, 7, [1, 5]));
+    const head1 = readFileSync(file);
+    const appended = readFileSync(log).subarray(log0.length);
+    // Every kill point: p bytes of the append on disk (0: before it; all: between the append
+    // and the head's rename), with the old head; then the new head (after the rename).
+    for (let p = 0; p <= appended.length; p++) {
+      writeFileSync(file, head0);
+      writeFileSync(log, Buffer.concat([log0, appended.subarray(0, p)]));
+      const read = await readLedger(file, SESSION);
+      expect(listed(read)).toEqual([3, 3, 300]);
+      expect(read!.turns.some((t) => t.truncated)).toBe(false);
+      // The next call goes on from there: its write cuts the tail off and appends its own.
+      await writeLedger(file, ledgerOf(read!, 4));
+      expect(listed(await readLedger(file, SESSION))).toEqual([4, 4, 400]);
+    }
+    writeFileSync(file, head1);
+    writeFileSync(log, Buffer.concat([log0, appended]));
+    const after = await readLedger(file, SESSION);
+    expect(listed(after)).toEqual([7, 7, 700]);
+    expect(after!.turns.map((t) => t.truncated ?? false)).toEqual([
+      false,
+      true,
+      false,
+      false,
+      false,
+      true,
+      false,
+    ]);
+  });
+
+  it('logs a turn taken back after it was logged as dropped, and the one in its place', async () => {
+    const file = ledgerFile(tmp(), SESSION);
+    const ledger = ledgerOf(emptyLedger(SESSION), 3);
+    await writeLedger(file, ledger);
+    ledger.turns.pop();
+    ledger.turns.push({ ...turn(2), uuid: 'other' });
+    await writeLedger(file, ledger);
+    const read = await readLedger(file, SESSION);
+    expect(read!.turns.map((t) => t.uuid)).toEqual(['u0', 'u1', 'other']);
+  });
+
+  it('reads a ledger of the single-file form (version 1), and writes it in the current form', async () => {
+    const file = ledgerFile(tmp(), SESSION);
+    const old = { ...ledgerOf(emptyLedger(SESSION), 2, [1]), version: 1 };
+    writeFileSync(file, JSON.stringify(old));
+    const read = (await readLedger(file, SESSION))!;
+    expect(read).toEqual({ ...old, version: 2 });
+    await writeLedger(file, ledgerOf(read, 3));
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({
+      version: 2,
+      log: { turns: 3 },
+    });
+    expect((await readLedger(file, SESSION))!.turns.map((t) => t.truncated ?? false)).toEqual([
+      false,
+      true,
+      false,
+    ]);
+  });
+
+  it('refuses a head naming more of the log than there is, or another count of turns', async () => {
+    const file = ledgerFile(tmp(), SESSION);
+    await writeLedger(file, ledgerOf(emptyLedger(SESSION), 2));
+    const log = readFileSync(turnLogFile(file));
+    const saved = `${file}.saved`;
+    copyFileSync(file, saved);
+    writeFileSync(turnLogFile(file), log.subarray(0, log.length - 3));
+    await expect(readLedger(file, SESSION)).rejects.toThrow(
+      /its turns' log: the head names \d+ bytes of .*, which holds \d+/,
+    );
+    writeFileSync(turnLogFile(file), log);
+    const head = JSON.parse(readFileSync(saved, 'utf8')) as { log: { turns: number } };
+    head.log.turns = 3;
+    writeFileSync(file, JSON.stringify(head));
+    await expect(readLedger(file, SESSION)).rejects.toThrow(
+      'the head names 3 turns, the log holds 2',
     );
   });
 });
@@ -89,9 +235,31 @@ describe('the ledger lock', () => {
     await expect(withLock(file, { staleMs: 60_000, waitMs: 100 }, async () => 'ran')).resolves.toBe(
       'ran',
     );
-    writeFileSync(`${file}.lock`, '1 now\n');
+    writeFileSync(`${file}.lock`, `${process.ppid} now\n`);
     await expect(
       withLock(file, { staleMs: 60_000, waitMs: 100, pollMs: 10 }, async () => 'ran'),
+    ).rejects.toThrow(HookStateError);
+  });
+});
+
+describe('the ledger lock of a killed hook', () => {
+  it('is taken over at once when its process is gone (a background Stop killed as `claude -p` exits)', async () => {
+    const file = ledgerFile(tmp(), SESSION);
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    writeFileSync(`${file}.lock`, `${dead} ${new Date().toISOString()} ${hostname()}\n`);
+    const t0 = Date.now();
+    await expect(
+      withLock(file, { staleMs: 60_000, waitMs: 5_000, pollMs: 10 }, async () => 'ran'),
+    ).resolves.toBe('ran');
+    expect(Date.now() - t0).toBeLessThan(1_000);
+  });
+
+  it("is waited for when it is another host's, whose processes cannot be seen from here", async () => {
+    const file = ledgerFile(tmp(), SESSION);
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    writeFileSync(`${file}.lock`, `${dead} ${new Date().toISOString()} another-host\n`);
+    await expect(
+      withLock(file, { staleMs: 60_000, waitMs: 200, pollMs: 10 }, async () => 'ran'),
     ).rejects.toThrow(HookStateError);
   });
 });
@@ -99,7 +267,7 @@ describe('the ledger lock', () => {
 describe('the hook input and output', () => {
   const base = { session_id: SESSION, transcript_path: '/t.jsonl', cwd: '/p' };
 
-  it("reads the three events and passes any other as not the guard's", () => {
+  it("reads the four events and passes any other as not the guard's", () => {
     expect(
       parseHookInput({
         ...base,
@@ -113,7 +281,12 @@ describe('the hook input and output', () => {
     expect(
       parseHookInput({ ...base, hook_event_name: 'SessionStart', source: 'compact' }),
     ).toMatchObject({ source: 'compact' });
-    expect(parseHookInput({ ...base, hook_event_name: 'Stop' })).toBeNull();
+    expect(parseHookInput({ ...base, hook_event_name: 'Stop', stop_hook_active: true })).toEqual({
+      ...base,
+      hook_event_name: 'Stop',
+      stop_hook_active: true,
+    });
+    expect(parseHookInput({ ...base, hook_event_name: 'PreToolUse' })).toBeNull();
   });
 
   it('names the field of a malformed input', () => {

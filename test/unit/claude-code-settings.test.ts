@@ -19,6 +19,7 @@ import fc from 'fast-check';
 import {
   type ClaudeSettings,
   GUARD_HOOKS,
+  guardHookSpecs,
   HOOK_TIMEOUT_SECONDS,
   installGuardHooks,
   isGuardCommand,
@@ -92,17 +93,20 @@ function othersOf(settings: ClaudeSettings): unknown[] {
 }
 
 /** The guard's hooks of the settings: event, matcher, command. */
-function oursOf(settings: ClaudeSettings): { event: string; matcher?: string; command: string }[] {
+function oursOf(
+  settings: ClaudeSettings,
+): { event: string; matcher?: string; command: string; async?: true }[] {
   const hooks = (settings.hooks ?? {}) as Record<string, { matcher?: string; hooks: unknown[] }[]>;
   return Object.entries(hooks).flatMap(([event, groups]) =>
     groups.flatMap((g) =>
       g.hooks
-        .map((h) => (h as { command?: string }).command ?? '')
-        .filter((c) => isGuardCommand(c))
-        .map((command) => ({
+        .map((h) => h as { command?: string; async?: true })
+        .filter((h) => isGuardCommand(h.command ?? ''))
+        .map((h) => ({
           event,
           ...(g.matcher === undefined ? {} : { matcher: g.matcher }),
-          command,
+          command: h.command!,
+          ...(h.async === undefined ? {} : { async: h.async }),
         })),
     ),
   );
@@ -148,7 +152,7 @@ describe('installing the guard hooks into a settings object', () => {
     // Settings that hold stale forms of ours already: another command, another matcher, twice.
     const stale = fc.array(
       fc.record({
-        event: fc.constantFrom('PreCompact', 'PostCompact', 'SessionStart'),
+        event: fc.constantFrom('PreCompact', 'PostCompact', 'SessionStart', 'Stop'),
         matcher: fc.option(fc.constantFrom('compact', 'startup', 'auto'), { nil: undefined }),
         command: fc.constantFrom(NPX, '/old/node /old/bin/compaction-guard.js hook claude-code'),
       }),
@@ -175,7 +179,7 @@ describe('installing the guard hooks into a settings object', () => {
     );
   });
 
-  it('writes one group per event: PreCompact and PostCompact with no matcher, SessionStart under "compact", timeout 90 s', () => {
+  it('writes one group per event: PreCompact and PostCompact with no matcher, SessionStart under "compact", Stop in the background (async), timeout 90 s', () => {
     const { settings, changes } = installGuardHooks({ model: 'opus' }, NPX);
     const hook = { type: 'command', command: NPX, timeout: HOOK_TIMEOUT_SECONDS };
     expect(settings).toEqual({
@@ -184,9 +188,42 @@ describe('installing the guard hooks into a settings object', () => {
         PreCompact: [{ hooks: [hook] }],
         PostCompact: [{ hooks: [hook] }],
         SessionStart: [{ matcher: 'compact', hooks: [hook] }],
+        Stop: [{ hooks: [{ ...hook, async: true }] }],
       },
     });
-    expect(changes.map((c) => c.change)).toEqual(['added', 'added', 'added']);
+    expect(changes.map((c) => c.change)).toEqual(['added', 'added', 'added', 'added']);
+  });
+
+  it('installs Stop waited for when asked (one-shot claude -p runs), and back in the background by a default install', () => {
+    const waits = installGuardHooks(
+      {},
+      NPX,
+      isGuardCommand,
+      guardHookSpecs({ stopInBackground: false }),
+    );
+    const hook = { type: 'command', command: NPX, timeout: HOOK_TIMEOUT_SECONDS };
+    expect((waits.settings.hooks as Record<string, unknown>).Stop).toEqual([{ hooks: [hook] }]);
+    expect(
+      installGuardHooks(
+        waits.settings,
+        NPX,
+        isGuardCommand,
+        guardHookSpecs({ stopInBackground: false }),
+      ).changes.every((c) => c.change === 'unchanged'),
+    ).toBe(true);
+    const back = installGuardHooks(waits.settings, NPX);
+    expect((back.settings.hooks as Record<string, unknown>).Stop).toEqual([
+      { hooks: [{ ...hook, async: true }] },
+    ]);
+  });
+
+  it('replaces a Stop hook of the guard that does not run in the background', () => {
+    const sync = { type: 'command', command: NPX, timeout: HOOK_TIMEOUT_SECONDS };
+    const { settings, changes } = installGuardHooks({ hooks: { Stop: [{ hooks: [sync] }] } }, NPX);
+    expect((settings.hooks as Record<string, unknown>).Stop).toEqual([
+      { hooks: [{ ...sync, async: true }] },
+    ]);
+    expect(changes.find((c) => c.event === 'Stop')?.change).toBe('updated');
   });
 
   it('examples/claude-code/settings.json is what install writes with the npx command into no settings', () => {

@@ -46,6 +46,7 @@ describe('hook claude-code install / uninstall (the built CLI, real files)', () 
       `${file}: added the PreCompact hook`,
       `${file}: added the PostCompact hook`,
       `${file}: added the SessionStart (compact) hook`,
+      `${file}: added the Stop hook`,
       `${file}: the hooks run: ${command}`,
     ]);
     const hook = { type: 'command', command, timeout: 90 };
@@ -54,6 +55,7 @@ describe('hook claude-code install / uninstall (the built CLI, real files)', () 
         PreCompact: [{ hooks: [hook] }],
         PostCompact: [{ hooks: [hook] }],
         SessionStart: [{ matcher: 'compact', hooks: [hook] }],
+        Stop: [{ hooks: [{ ...hook, async: true }] }],
       },
     });
 
@@ -63,6 +65,7 @@ describe('hook claude-code install / uninstall (the built CLI, real files)', () 
       `${file}: removed the PreCompact hook`,
       `${file}: removed the PostCompact hook`,
       `${file}: removed the SessionStart (compact) hook`,
+      `${file}: removed the Stop hook`,
     ]);
     expect(read(file)).toEqual({});
   });

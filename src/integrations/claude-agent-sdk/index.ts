@@ -27,9 +27,10 @@ export interface GuardedHooksOptions extends ClaudeCodeGuardOptions {
 }
 
 /**
- * The `hooks` for `query({ options: { hooks } })`: PreCompact, PostCompact and SessionStart, as
- * the command `compaction-guard hook claude-code` answers them (options given here win over the
- * CG_CLAUDE_* env vars).
+ * The `hooks` for `query({ options: { hooks } })`: PreCompact, PostCompact, SessionStart and
+ * Stop, as the command `compaction-guard hook claude-code` answers them (options given here win
+ * over the CG_CLAUDE_* env vars). The Stop callback reports the response's new turns and
+ * answers `{}`, whatever fails (logged); it is awaited, which costs a response's few turns.
  */
 export function guardedHooks(
   options: GuardedHooksOptions,
@@ -58,6 +59,7 @@ export function guardedHooks(
     PreCompact: [{ hooks: [callback] }],
     PostCompact: [{ hooks: [callback] }],
     SessionStart: [{ hooks: [callback] }],
+    Stop: [{ hooks: [callback] }],
   };
 }
 

@@ -3,7 +3,8 @@
  * process per call; the Agent SDK callbacks, one process): PreCompact asks the guard
  * (CompactionRequested, spilling the transcript's lines when asked) and blocks what it refuses;
  * a compact boundary in the transcript is reported as committed; SessionStart after a
- * compaction puts the pinned turns back verbatim; PostCompact reports a degenerate summary.
+ * compaction puts the pinned turns back verbatim; PostCompact reports a degenerate summary;
+ * Stop (each finished response, run in the background) only reports the new turns.
  */
 import { randomUUID } from 'node:crypto';
 import type { Verdict } from '../../engine/outputs';
@@ -21,6 +22,7 @@ import type {
   PostCompactInput,
   PreCompactInput,
   SessionStartInput,
+  StopInput,
 } from './hookTypes';
 import {
   type ClaudeRuntime,
@@ -72,11 +74,17 @@ function dispatch(call: HookCall): Promise<HookAnswer> {
       return onPostCompact(call, input);
     case 'SessionStart':
       return onSessionStart(call, input);
+    case 'Stop':
+      return onStop(call, input);
   }
 }
 
-/** No ledger to count blocks in (unreadable, locked): PreCompact fails closed, the rest go on. */
+/**
+ * No ledger to count blocks in (unreadable, locked): PreCompact fails closed, the rest go on;
+ * Stop silently (it runs in the background: the log has it, the next hook call tries again).
+ */
 function stateLost(rt: ClaudeRuntime, input: ClaudeHookInput, e: Error): HookAnswer {
+  if (input.hook_event_name === 'Stop') return { kind: 'allow' };
   if (input.hook_event_name !== 'PreCompact')
     return { kind: 'allow', systemMessage: `compaction-guard: ${e.message}` };
   return { kind: 'block', reason: `compaction-guard cannot guard this compaction: ${e.message}` };
@@ -274,6 +282,18 @@ function summarizedTokens(call: HookCall, session: GuardedSession | Error): numb
   const span = call.ledger.lastSummarized;
   if (span === null || session instanceof Error || span.end <= span.start) return 0;
   return session.startOf(span.end, 'TOKENS') - session.startOf(span.start, 'TOKENS');
+}
+
+// ---- Stop ------------------------------------------------------------------------------------
+
+/**
+ * A response finished: the turns it added are reported now, so that a PreCompact has little
+ * left to read (decision 234). It never blocks and never fails the session: whatever goes wrong
+ * is logged (in `followed`) and the answer is allow.
+ */
+async function onStop(call: HookCall, _input: StopInput): Promise<HookAnswer> {
+  await followed(call);
+  return { kind: 'allow' };
 }
 
 // ---- SessionStart -----------------------------------------------------------------------------

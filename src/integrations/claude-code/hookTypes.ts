@@ -31,8 +31,18 @@ export interface SessionStartInput extends BaseHookInput {
   source: 'startup' | 'resume' | 'clear' | 'compact' | 'fork';
 }
 
+/**
+ * The assistant finished a response (sdk.d.ts: StopHookInput). The guard only reads the
+ * transcript's new turns then, so that it sees them as they come and not only at compaction.
+ */
+export interface StopInput extends BaseHookInput {
+  hook_event_name: 'Stop';
+  /** Claude Code is continuing because of a Stop hook already (not the guard's: it never blocks). */
+  stop_hook_active: boolean;
+}
+
 /** The hook events the guard handles. */
-export type ClaudeHookInput = PreCompactInput | PostCompactInput | SessionStartInput;
+export type ClaudeHookInput = PreCompactInput | PostCompactInput | SessionStartInput | StopInput;
 
 /**
  * The guard's answer to one hook call, before it is written in the runner's form:

@@ -31,16 +31,18 @@ function oneOf<const T extends string>(v: Json, name: string, values: readonly T
   return x as T;
 }
 
+const EVENTS = ['PreCompact', 'PostCompact', 'SessionStart', 'Stop'] as const;
+
 /**
- * The input of a PreCompact, PostCompact or SessionStart call (other fields are kept), or null
- * for another hook event (not the guard's: answered with nothing).
+ * The input of a PreCompact, PostCompact, SessionStart or Stop call (other fields are kept), or
+ * null for another hook event (not the guard's: answered with nothing).
  */
 export function parseHookInput(value: unknown): ClaudeHookInput | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new HookInputError('hook input: expected a JSON object');
   const v = value as Json;
-  const event = field(v, 'hook_event_name');
-  if (event !== 'PreCompact' && event !== 'PostCompact' && event !== 'SessionStart') return null;
+  const event = field(v, 'hook_event_name') as (typeof EVENTS)[number];
+  if (!EVENTS.includes(event as (typeof EVENTS)[number])) return null;
   const base = {
     session_id: field(v, 'session_id'),
     transcript_path: field(v, 'transcript_path'),
@@ -77,5 +79,13 @@ export function parseHookInput(value: unknown): ClaudeHookInput | null {
     }
     case 'SessionStart':
       return { ...v, ...base, hook_event_name: event, source: oneOf(v, 'source', SOURCES) };
+    case 'Stop':
+      // Nothing but the transcript is read, so nothing else is required of it.
+      return {
+        ...v,
+        ...base,
+        hook_event_name: event,
+        stop_hook_active: v.stop_hook_active === true,
+      };
   }
 }

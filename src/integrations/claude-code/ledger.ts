@@ -1,33 +1,34 @@
 /**
- * A Claude Code session's state between hook calls (each call is a new process): one JSON file
- * per session in the state directory, written atomically (temp file, fsync, rename) under an
- * exclusive lock file, so two hook calls of one session never interleave. A file that cannot
- * be read as a ledger is an error naming it and what was expected: the guard fails closed.
+ * A Claude Code session's state between hook calls (each call is a new process), in the state
+ * directory under an exclusive lock file, so two hook calls of one session never interleave:
+ * the head `<session>.json` (the client's snapshot, the offset read, the pending request, the
+ * counts), written atomically (temp file, fsync, rename), and the turns, appended once each to
+ * `<session>.turns.jsonl` (turnLog.ts) before the head that names them is written (decision
+ * 233). A file that cannot be read as a ledger is an error naming it and what was expected: the
+ * guard fails closed.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import * as path from 'node:path';
-import type { Pin, Role, Span } from '../../engine/events';
+import type { Span } from '../../engine/events';
 import type { SessionSnapshot } from '../../client/session';
 import { writeAtomically } from '../../authority/keyFiles';
 import { errorClass } from '../../errors';
+import {
+  appendRecords,
+  emptyLogState,
+  type LedgerTurn,
+  LogRecordError,
+  type LogState,
+  planRecords,
+  replayLog,
+} from './turnLog';
 
 /** The state file cannot be used: corrupt, of another session, or locked too long. */
 export class HookStateError extends errorClass('HOOK_STATE_INVALID', 'HookStateError') {}
 
-/** One turn the guard was told of: where its line is in the transcript, and what it was. */
-export interface LedgerTurn {
-  uuid: string | null;
-  /** Its line's bytes `[start, end)` in the transcript, the `\n` included. */
-  start: number;
-  end: number;
-  role: Role;
-  pins: Pin[];
-  /** The tool calls its results answer (TOOL_RESULT turns only): a clearing names them. */
-  toolResultIds?: string[];
-  /** Reported as truncated (its tool results cleared from the context). */
-  truncated?: boolean;
-}
+export type { LedgerTurn } from './turnLog';
 
 /** The compaction asked for last (reported as committed when the transcript shows it). */
 export interface PendingCompaction {
@@ -38,7 +39,7 @@ export interface PendingCompaction {
 }
 
 export interface ClaudeLedger {
-  version: 1;
+  version: 2;
   sessionId: string;
   /** The client's snapshot (`persist`); null until the session was opened. */
   snapshot: SessionSnapshot | null;
@@ -65,7 +66,7 @@ export interface ClaudeLedger {
 
 export function emptyLedger(sessionId: string): ClaudeLedger {
   return {
-    version: 1,
+    version: 2,
     sessionId,
     snapshot: null,
     offset: 0,
@@ -87,6 +88,15 @@ export function ledgerFile(stateDir: string, sessionId: string): string {
   return path.join(stateDir, `${name}.json`);
 }
 
+/** The turns' log beside a ledger's head. */
+export const turnLogFile = (file: string): string => file.replace(/\.json$/, '') + '.turns.jsonl';
+
+/** The head as written: the ledger without its turns, and how much of the log it stands for. */
+type LedgerHead = Omit<ClaudeLedger, 'turns'> & { log: { bytes: number; turns: number } };
+
+/** What the log on disk holds, per ledger read or written in this process. */
+const logStates = new WeakMap<ClaudeLedger, LogState>();
+
 /** The ledger in `file`, or null when there is none yet. */
 export async function readLedger(file: string, sessionId: string): Promise<ClaudeLedger | null> {
   let text: string;
@@ -102,41 +112,66 @@ export async function readLedger(file: string, sessionId: string): Promise<Claud
   } catch (e) {
     throw corrupt(file, `not JSON (${(e as Error).message})`);
   }
-  return checkedLedger(file, sessionId, value);
+  if ((value as { version?: unknown } | null)?.version === 1)
+    return checkedLedger(file, sessionId, value); // the single-file form: logged whole at the next write
+  const head = checkedHead(file, sessionId, value);
+  try {
+    const { turns, state } = await replayLog(turnLogFile(file), head.log.bytes, checkedTurn(file));
+    if (turns.length !== head.log.turns)
+      throw new LogRecordError(
+        `the head names ${head.log.turns} turns, the log holds ${turns.length}`,
+      );
+    const { log: _log, ...rest } = head;
+    const ledger: ClaudeLedger = { ...rest, turns };
+    logStates.set(ledger, state);
+    return ledger;
+  } catch (e) {
+    if (e instanceof HookStateError) throw e;
+    if (e instanceof LogRecordError) throw corrupt(file, `its turns' log: ${e.message}`);
+    throw new HookStateError(`${turnLogFile(file)}: cannot be read: ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
 }
 
 function corrupt(file: string, what: string): HookStateError {
   return new HookStateError(
-    `${file}: not a compaction-guard Claude Code session ledger (version 1): ${what}. ` +
+    `${file}: not a compaction-guard Claude Code session ledger (version 2): ${what}. ` +
       'The guard blocks compaction until it is repaired or removed (removing it restarts the session at the guard).',
   );
 }
 
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
-/** The fields every later read relies on, checked; the snapshot is checked by `resume`. */
-export function checkedLedger(file: string, sessionId: string, value: unknown): ClaudeLedger {
+/** A turn as the ledger holds it, checked (`turns[i]` names it in the error). */
+const checkedTurn =
+  (file: string) =>
+  (t: unknown, i: number): LedgerTurn => {
+    const turn = t as Partial<LedgerTurn> | null;
+    if (
+      !turn ||
+      !isInt(turn.start) ||
+      !isInt(turn.end) ||
+      turn.end <= turn.start ||
+      typeof turn.role !== 'string' ||
+      !Array.isArray(turn.pins)
+    )
+      throw corrupt(file, `turns[${i}]: expected {start, end, role, pins}`);
+    return turn as LedgerTurn;
+  };
+
+/** The fields of the head every later read relies on, checked; the snapshot by `resume`. */
+function checkedFields(file: string, sessionId: string, value: unknown): Partial<ClaudeLedger> {
   if (typeof value !== 'object' || value === null) throw corrupt(file, 'expected an object');
   const l = value as Partial<ClaudeLedger>;
-  if (l.version !== 1) throw corrupt(file, `expected version 1, got ${JSON.stringify(l.version)}`);
   if (l.sessionId !== sessionId)
     throw corrupt(file, `expected session ${sessionId}, got ${JSON.stringify(l.sessionId)}`);
   if (!isInt(l.offset)) throw corrupt(file, 'expected offset, an integer ≥ 0');
-  if (!Array.isArray(l.turns)) throw corrupt(file, 'expected turns, an array');
-  l.turns.forEach((t, i) => {
-    if (
-      !t ||
-      !isInt(t.start) ||
-      !isInt(t.end) ||
-      t.end <= t.start ||
-      typeof t.role !== 'string' ||
-      !Array.isArray(t.pins)
-    )
-      throw corrupt(file, `turns[${i}]: expected {start, end, role, pins}`);
-  });
   if (!isInt(l.consecutiveBlocks))
     throw corrupt(file, 'expected consecutiveBlocks, an integer ≥ 0');
   if (!isInt(l.compactions)) throw corrupt(file, 'expected compactions, an integer ≥ 0');
+  // Absent from the ledgers written before it existed: none ahead.
+  l.boundariesAhead ??= 0;
   if (!isInt(l.boundariesAhead)) throw corrupt(file, 'expected boundariesAhead, an integer ≥ 0');
   if (
     l.snapshot !== null &&
@@ -149,16 +184,51 @@ export function checkedLedger(file: string, sessionId: string, value: unknown): 
   )
     throw corrupt(file, 'expected pending, null or {requestId, summaryInput, tailStart}');
   return {
-    ...(l as ClaudeLedger),
+    ...l,
     contextTokens: l.contextTokens ?? null,
     lastSummarized: l.lastSummarized ?? null,
   };
 }
 
-/** Writes the ledger atomically: a crash leaves the old file or the new one, whole. */
+function checkedHead(file: string, sessionId: string, value: unknown): LedgerHead {
+  const v = value as { version?: unknown; log?: { bytes?: unknown; turns?: unknown } } | null;
+  if (v?.version !== 2)
+    throw corrupt(file, `expected version 2 (or 1), got ${JSON.stringify(v?.version)}`);
+  const head = checkedFields(file, sessionId, value) as LedgerHead;
+  if (typeof head.log !== 'object' || !isInt(head.log?.bytes) || !isInt(head.log?.turns))
+    throw corrupt(file, "expected log, {bytes, turns}: how much of the turns' log it names");
+  return head;
+}
+
+/**
+ * A ledger of the single-file form (version 1, its turns inline), checked: read as it is, and
+ * written in the current form at the next write (every turn logged then, once).
+ */
+export function checkedLedger(file: string, sessionId: string, value: unknown): ClaudeLedger {
+  const l = checkedFields(file, sessionId, value) as Partial<ClaudeLedger>;
+  if (!Array.isArray(l.turns)) throw corrupt(file, 'expected turns, an array');
+  l.turns.forEach(checkedTurn(file));
+  return { ...(l as ClaudeLedger), version: 2 };
+}
+
+/**
+ * Writes the ledger: the turns and truncations not logged yet appended to the log and synced,
+ * then the head naming them written atomically. A kill between any two writes leaves a head
+ * and the log's prefix it names, which agree; what was appended past it is never read.
+ */
 export async function writeLedger(file: string, ledger: ClaudeLedger): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  writeAtomically(file, JSON.stringify(ledger), 0o600);
+  let state = logStates.get(ledger);
+  if (state === undefined) {
+    state = emptyLogState();
+    logStates.set(ledger, state);
+  }
+  const plan = planRecords(state, ledger.turns);
+  const bytes = await appendRecords(turnLogFile(file), state, plan.records);
+  plan.apply();
+  const { turns, ...rest } = ledger;
+  const head: LedgerHead = { ...rest, version: 2, log: { bytes, turns: turns.length } };
+  writeAtomically(file, JSON.stringify(head), 0o600);
 }
 
 export interface LockOptions {
@@ -171,9 +241,29 @@ export interface LockOptions {
 }
 
 /**
- * Runs `fn` holding `<file>.lock` (created exclusively). A lock older than `staleMs` is removed
- * (its hook was killed: Claude Code's hook timeout is 60 s); a live one is waited for up to
- * `waitMs`, then the call fails closed.
+ * Whether the lock's holder (`<pid> <time> <host>`) is gone. Claude Code kills a background
+ * (async) hook when `claude -p` exits, so a Stop hook often dies holding the lock; its pid is
+ * then free on its host (or reused, and the lock goes stale by age instead). A lock of another
+ * host (a shared state directory) is not judged here.
+ */
+async function holderGone(lock: string): Promise<boolean> {
+  const text = await readFile(lock, 'utf8').catch(() => null);
+  const m = /^(\d+) \S+ (\S+)\n?$/.exec(text ?? '');
+  const pid = Number(m?.[1]);
+  if (m?.[2] !== hostname() || !Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid)
+    return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * Runs `fn` holding `<file>.lock` (created exclusively). A lock whose process is gone, or older
+ * than `staleMs` (its hook was killed: Claude Code's hook timeout is 60 s), is removed; a live
+ * one is waited for up to `waitMs`, then the call fails closed.
  */
 export async function withLock<T>(
   file: string,
@@ -186,14 +276,14 @@ export async function withLock<T>(
   for (;;) {
     try {
       const handle = await open(lock, 'wx', 0o600);
-      await handle.writeFile(`${process.pid} ${new Date().toISOString()}\n`);
+      await handle.writeFile(`${process.pid} ${new Date().toISOString()} ${hostname()}\n`);
       await handle.close();
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
     const held = await stat(lock).catch(() => null);
-    if (held && Date.now() - held.mtimeMs > options.staleMs) {
+    if (held && (Date.now() - held.mtimeMs > options.staleMs || (await holderGone(lock)))) {
       await unlink(lock).catch(() => undefined);
       continue;
     }

@@ -14,19 +14,36 @@ export type ClaudeSettings = Record<string, unknown>;
 
 /** One hook event the guard answers, and the matcher it runs under. */
 export interface GuardHookSpec {
-  event: 'PreCompact' | 'PostCompact' | 'SessionStart';
+  event: 'PreCompact' | 'PostCompact' | 'SessionStart' | 'Stop';
   /**
    * PreCompact and PostCompact: none, so both triggers (`manual`, `auto`) run it. SessionStart's
    * matcher is its `source`: `compact` only (startup, resume and clear have nothing to put back).
+   * Stop has no matcher.
    */
   matcher?: string;
+  /**
+   * Run in the background, the session not waiting for it (the hook's `async`): Stop only
+   * reports the response's turns, which nothing waits for (decision 234).
+   */
+  async?: true;
 }
 
 export const GUARD_HOOKS: readonly GuardHookSpec[] = [
   { event: 'PreCompact' },
   { event: 'PostCompact' },
   { event: 'SessionStart', matcher: 'compact' },
+  { event: 'Stop', async: true },
 ];
+
+/**
+ * The guard's hooks, with Stop in the background (the default) or waited for: `claude -p` kills
+ * an async hook within ~70 ms of its start (decision 234), so one-shot headless runs that want
+ * each response's turns reported install it waited for, at ~1 s a response.
+ */
+export function guardHookSpecs(o: { stopInBackground?: boolean } = {}): readonly GuardHookSpec[] {
+  if (o.stopInBackground !== false) return GUARD_HOOKS;
+  return GUARD_HOOKS.map((spec) => (spec.event === 'Stop' ? { event: 'Stop' } : spec));
+}
 
 /**
  * Seconds Claude Code waits for the command before it gives up on it (its default is 60): a
@@ -39,10 +56,15 @@ export interface GuardHook {
   type: 'command';
   command: string;
   timeout: number;
+  async?: true;
 }
 
-export function guardHook(command: string, timeout = HOOK_TIMEOUT_SECONDS): GuardHook {
-  return { type: 'command', command, timeout };
+export function guardHook(
+  command: string,
+  timeout = HOOK_TIMEOUT_SECONDS,
+  background = false,
+): GuardHook {
+  return { type: 'command', command, timeout, ...(background ? { async: true as const } : {}) };
 }
 
 /**
@@ -137,12 +159,13 @@ export function installGuardHooks(
   settings: ClaudeSettings,
   command: string,
   ours: (command: string) => boolean = isGuardCommand,
+  specs: readonly GuardHookSpec[] = GUARD_HOOKS,
 ): { settings: ClaudeSettings; changes: HookChange[] } {
   const isOurs = (c: string) => c === command || ours(c);
-  const hook = guardHook(command);
   const hooks = { ...hooksOf(settings) };
   const changes: HookChange[] = [];
-  for (const spec of GUARD_HOOKS) {
+  for (const spec of specs) {
+    const hook = guardHook(command, HOOK_TIMEOUT_SECONDS, spec.async === true);
     const groups = groupsOf(hooks, spec.event);
     const found = {
       event: spec.event,

@@ -7,7 +7,7 @@
  * learned, and the record behind it dead-lettered instead of retried for ever.
  */
 import { ConfigResourceTypes, type Admin, type Message } from 'kafkajs';
-import type { Config } from '../../src/config/config';
+import { ENV_NAMES, type Config } from '../../src/config/config';
 import type { ContextEvent } from '../../src/engine/events';
 import { keyOn, longKey } from '../support/partitionKeys';
 import { SessionBuilder } from '../support/sessionBuilder';
@@ -21,7 +21,9 @@ import { decodeOutput, kafka, readTopics, testConfig, type Consumed } from './pi
  * hashes of a 540 KB id would hold the event loop for seconds.
  */
 async function run(c: Config, name: string): Promise<Child> {
-  const child = await spawnProcessor(c, faultLogFile(name));
+  // At info, its log (faultLogFile) names every join, revocation and resync: what a 503 seen by
+  // the readiness check below was.
+  const child = await spawnProcessor(c, faultLogFile(name), { [ENV_NAMES.logLevel]: 'info' });
   await waitFor('the processor to listen', async () => (await readyz(child)) > 0, 60_000);
   return child;
 }

@@ -1,10 +1,11 @@
 /**
  * The rules of the platformatic transport's fetch loop (src/kafka/platformatic/fetchLoop.ts),
  * driven by a fake FetchSource: positions, seek, pause, revocation, one fetch per leader, a
- * partition's next batch only after its handler, the handlers' bound, and the assignment diff
- * of the group consumer (assignment.ts).
+ * partition's next batch only after its handler (fetched ahead meanwhile, handed over only in
+ * place), the handlers' bound, and the assignment diff of the group consumer (assignment.ts).
  */
 import type { RecordsBatch } from '@platformatic/kafka';
+import fc from 'fast-check';
 import { assignmentChange, topicPartitions } from '../../src/kafka/platformatic/assignment';
 import {
   FetchLoop,
@@ -311,6 +312,83 @@ describe('fetch loop of the platformatic transport', () => {
     expect(batches.slice(1)).toContainEqual(['1', '2', '3']);
     loop.remove([partition]);
     expect(loop.isOwned(partition)).toBe(false);
+  });
+
+  it("fetches a partition's next batch while its batch is in the handler, and hands it over right after, from where that batch ended", async () => {
+    const fake = fakeSource(9);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const batches: string[][] = [];
+    track(
+      started(
+        fake,
+        async (b, c) => {
+          batches.push(offsetsOf(b));
+          if (batches.length === 1) await held;
+          c.resolveOffset(b.lastOffset());
+        },
+        [2],
+      ),
+    );
+    // While the first batch (0-2) is held, the partition is fetched again from 3.
+    await until(() => fake.fetches.some((f) => f.offsets[0] === 3n));
+    expect(batches).toEqual([['0', '1', '2']]);
+    const fetchesBefore = fake.fetches.length;
+    release();
+    await until(() => batches.length >= 2);
+    expect(batches[1]).toEqual(['3', '4', '5']);
+    // The batch fetched ahead was handed over as it was, not fetched once more.
+    expect(fake.fetches.slice(fetchesBefore).some((f) => f.offsets[0] === 3n)).toBe(false);
+  });
+
+  it('hands a batch over only where its partition is: whatever each handler resolves and wherever seeks move it, each batch starts at the position', async () => {
+    // Per batch: resolve all, part, nothing, or seek somewhere during the handler.
+    const actionArb = fc.oneof(
+      fc.constant({ kind: 'all' as const }),
+      fc.constant({ kind: 'part' as const }),
+      fc.constant({ kind: 'none' as const }),
+      fc.integer({ min: 0, max: 20 }).map((to) => ({ kind: 'seek' as const, to })),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(actionArb, { minLength: 1, maxLength: 12 }), async (actions) => {
+        const fake = fakeSource(30);
+        // Where the next batch must start (the loop's position, as the handlers left it).
+        let expected = 0n;
+        const wrong: string[] = [];
+        let i = 0;
+        let done!: () => void;
+        const finished = new Promise<void>((r) => (done = r));
+        const x = started(
+          fake,
+          async (b, c) => {
+            const first = BigInt(b.firstOffset()!);
+            if (first !== expected) wrong.push(`batch ${i} at ${first}, expected ${expected}`);
+            const action = actions[i++];
+            if (action === undefined) {
+              done();
+              return;
+            }
+            // Let a fetch ahead happen while the handler holds the batch.
+            await new Promise((r) => setTimeout(r, 2));
+            if (action.kind === 'all') {
+              c.resolveOffset(b.lastOffset());
+              expected = BigInt(b.lastOffset()) + 1n;
+            } else if (action.kind === 'part') {
+              c.resolveOffset(b.firstOffset()!);
+              expected = first + 1n;
+            } else if (action.kind === 'seek') {
+              x.loop.seek(2, BigInt(action.to));
+              expected = BigInt(action.to);
+            }
+          },
+          [2],
+        );
+        await finished;
+        await x.loop.stop(1000);
+        expect(wrong).toEqual([]);
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it('moves past a fetch that holds only control records, without calling the handler', async () => {

@@ -3,8 +3,12 @@
  * per-partition pause, no seek and a wrong read_committed filter (bench/probes/platformatic/
  * design-notes.md §1, gaps 7, 8, 10). It keeps a position per partition (what `seek` sets),
  * sends one fetch at a time to each leader with the partitions that are free (owned, placed,
- * not paused, no batch of theirs in a handler), and hands each partition's batch to the handler,
- * at most `partitionsConcurrently` at once. The client is reached through FetchSource only
+ * not paused, not in a fetch), and hands each partition's batch to the handler, at most
+ * `partitionsConcurrently` at once. A partition whose batch is in a handler is fetched once
+ * more meanwhile, from where that batch ends (one batch ahead, as kafkajs does): that batch
+ * is handed over when the handler resolved all of its own and nothing (seek, pause,
+ * revocation) voided it meanwhile, and dropped otherwise, so fetching and processing overlap
+ * without a batch ever being handed over out of place. The client is reached through FetchSource only
  * (fetchSource.ts), so that the unit tests drive the loop with a fake.
  */
 import { IllegalTransitionError, Lifecycle, type TransitionTable } from '../../lifecycle';
@@ -92,8 +96,15 @@ export class FetchLoop {
   private readonly epochs = new Map<number, number>();
   /** Bumped by anything that voids a fetch in flight: seek, revocation, pause. */
   private readonly tokens = new Map<number, number>();
-  /** Partitions in a fetch in flight, or whose batch waits for or is in the handler. */
-  private readonly busy = new Set<number>();
+  /** Partitions in a fetch in flight. */
+  private readonly fetching = new Set<number>();
+  /** Partitions whose batch waits for or is in the handler → the offset after that batch. */
+  private readonly handling = new Map<number, bigint>();
+  /** The next batch of a partition being handled, fetched ahead (at most one per partition). */
+  private readonly ahead = new Map<
+    number,
+    { raw: FetchedPartition; from: bigint; token: number }
+  >();
   private readonly fetchingNodes = new Set<number>();
   private readonly work = new Set<Promise<void>>();
   private layout: LeaderLayout | null = null;
@@ -141,6 +152,7 @@ export class FetchLoop {
   forget(partitions: readonly number[]): void {
     for (const p of partitions) {
       this.positions.delete(p);
+      this.ahead.delete(p);
       this.bump(this.epochs, p);
       this.bump(this.tokens, p);
     }
@@ -149,6 +161,7 @@ export class FetchLoop {
   /** The next batch of `partition` starts at `offset`; what is in flight of it is stale. */
   seek(partition: number, offset: bigint): void {
     this.positions.set(partition, offset);
+    this.ahead.delete(partition);
     this.bump(this.epochs, partition);
     this.bump(this.tokens, partition);
     this.wake();
@@ -172,6 +185,7 @@ export class FetchLoop {
   pause(partitions: readonly number[]): void {
     for (const p of partitions) {
       this.paused.add(p);
+      this.ahead.delete(p);
       this.bump(this.tokens, p);
     }
   }
@@ -211,12 +225,17 @@ export class FetchLoop {
     }
   }
 
-  /** The free partitions with a position, by leader; a leader with a fetch in flight waits. */
+  /**
+   * The partitions to fetch, by leader: placed, not paused, not in a fetch, and either not
+   * being handled or handled with nothing fetched ahead yet; a leader with a fetch in flight
+   * waits.
+   */
   private ready(): Map<number, number[]> {
     const byNode = new Map<number, number[]>();
     if (this.layout === null) return byNode;
     for (const p of this.owned) {
-      if (!this.positions.has(p) || this.paused.has(p) || this.busy.has(p)) continue;
+      if (!this.positions.has(p) || this.paused.has(p) || this.fetching.has(p)) continue;
+      if (this.handling.has(p) && this.ahead.has(p)) continue;
       const node = this.layout.leaders.get(p) ?? -1;
       if (node < 0) {
         this.layoutStale = true;
@@ -228,16 +247,20 @@ export class FetchLoop {
     return byNode;
   }
 
+  /** Where a partition is fetched from: after the batch in its handler, else its position. */
+  private fetchOffset(partition: number): bigint {
+    return this.handling.get(partition) ?? this.positions.get(partition)!;
+  }
+
   private async fetchFrom(node: number, partitions: number[]): Promise<void> {
     const { topicId } = this.layout!;
     const asked = partitions.map((p) => ({
       partition: p,
-      offset: this.positions.get(p)!,
+      offset: this.fetchOffset(p),
       token: this.tokens.get(p) ?? 0,
     }));
     this.fetchingNodes.add(node);
-    for (const p of partitions) this.busy.add(p);
-    const handed = new Set<number>();
+    for (const p of partitions) this.fetching.add(p);
     try {
       const response = await this.source.fetch(node, topicId, asked);
       this.o.onFetched?.();
@@ -251,7 +274,7 @@ export class FetchLoop {
           this.onPartitionError(a.partition, raw.errorCode, a.token);
           continue;
         }
-        if (this.deliver(a.partition, raw, a.offset)) handed.add(a.partition);
+        this.fetched(a.partition, raw, a.offset, a.token);
       }
       if (failed) await this.sleepers.sleep(FETCH_RETRY_MS);
     } catch (e) {
@@ -260,9 +283,22 @@ export class FetchLoop {
       await this.sleepers.sleep(FETCH_RETRY_MS);
     } finally {
       this.fetchingNodes.delete(node);
-      for (const p of partitions) if (!handed.has(p)) this.busy.delete(p);
+      for (const p of partitions) this.fetching.delete(p);
       this.wake();
     }
+  }
+
+  /**
+   * A partition's part of a fetch asked from `from`: kept as the batch ahead while the
+   * partition's batch is being handled and `from` is where that one ends; handed over when
+   * `from` is the partition's position; else out of place (asked ahead, and the handler ended
+   * having resolved less) and dropped: the partition is fetched again from its position.
+   */
+  private fetched(partition: number, raw: FetchedPartition, from: bigint, token: number): void {
+    const handled = this.handling.get(partition);
+    if (handled !== undefined) {
+      if (handled === from) this.ahead.set(partition, { raw, from, token });
+    } else if (this.positions.get(partition) === from) this.deliver(partition, raw, from);
   }
 
   /** Nothing voided the partition's fetch since `token` was taken. */
@@ -297,16 +333,17 @@ export class FetchLoop {
   }
 
   /**
-   * The partition's batch to the handler (true), or its position moved past what was fetched
-   * when nothing is left to deliver (aborted or control records only).
+   * The partition's batch to the handler, or its position moved past what was fetched when
+   * nothing is left to deliver (aborted or control records only).
    */
-  private deliver(partition: number, raw: FetchedPartition, from: bigint): boolean {
+  private deliver(partition: number, raw: FetchedPartition, from: bigint): void {
     const batch = fetchedBatch(this.o.topic, partition, raw, from);
-    if (batch === null) return false;
+    if (batch === null) return;
     if (batch.messages.length === 0) {
       this.advance(partition, BigInt(batch.lastOffset()) + 1n);
-      return false;
+      return;
     }
+    this.handling.set(partition, BigInt(batch.lastOffset()) + 1n);
     const token = this.tokens.get(partition) ?? 0;
     const epoch = this.epochs.get(partition) ?? 0;
     let resolved: bigint | null = null;
@@ -329,11 +366,26 @@ export class FetchLoop {
           if (resolved !== null && !control.isStale()) this.advance(partition, resolved + 1n);
         })
         .finally(() => {
-          this.busy.delete(partition);
+          this.handling.delete(partition);
+          this.handOverAhead(partition);
           this.wake();
         }),
     );
-    return true;
+  }
+
+  /**
+   * The batch fetched ahead of a partition whose handler just ended: handed over when it
+   * starts where the partition's position now is and nothing voided it since it was asked for
+   * (a handler that resolved only part of its batch, a seek, a pause or a revocation drop it;
+   * the partition is then fetched from its position).
+   */
+  private handOverAhead(partition: number): void {
+    const next = this.ahead.get(partition);
+    if (next === undefined) return;
+    this.ahead.delete(partition);
+    if (!this.unchanged(partition, next.token)) return;
+    if (this.positions.get(partition) !== next.from) return;
+    this.deliver(partition, next.raw, next.from);
   }
 
   private advance(partition: number, next: bigint): void {

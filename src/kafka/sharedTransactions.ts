@@ -59,6 +59,8 @@ export const MAX_PARTICIPANTS = 32;
 /** One facade transaction that asked to commit: what it recorded, and how to answer it. */
 interface Participant {
   readonly partition: number;
+  /** When its commit joined the queue (performance.now()), for the debug log's queuedMs. */
+  readonly joinedAt: number;
   readonly requests: readonly (readonly TopicRecords[])[];
   readonly offsets: readonly { offsets: readonly NextOffset[]; group: GroupMetadata }[];
   resolve(): void;
@@ -185,7 +187,14 @@ export class SharedTransactions {
     if (this.closed)
       return Promise.reject(new Error('the shared transactional producer was closed'));
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ partition, requests, offsets, resolve, reject });
+      this.queue.push({
+        partition,
+        joinedAt: performance.now(),
+        requests,
+        offsets,
+        resolve,
+        reject,
+      });
       void this.drain();
     });
   }
@@ -235,6 +244,7 @@ export class SharedTransactions {
       for (const p of participants) p.resolve();
       return;
     }
+    const t = { start: performance.now(), begun: 0, sent: 0, offsetsSent: 0 };
     let producer: TransactionalProducer | null = null;
     let txn: ProducerTransaction;
     try {
@@ -245,10 +255,15 @@ export class SharedTransactions {
       return;
     }
     try {
-      for (const round of sendRounds(participants.map((p) => p.requests))) await txn.send(round);
+      t.begun = performance.now();
+      const rounds = sendRounds(participants.map((p) => p.requests));
+      for (const round of rounds) await txn.send(round);
+      t.sent = performance.now();
       for (const p of participants)
         for (const o of p.offsets) await txn.sendOffsets(o.offsets, o.group);
+      t.offsetsSent = performance.now();
       await txn.commit();
+      this.logPhases(participants, rounds.length, t);
     } catch (e) {
       await txn.abort().catch(() => undefined);
       // Replaced whatever the failure: a send the broker refused (too large, say) leaves the
@@ -259,6 +274,33 @@ export class SharedTransactions {
       return;
     }
     for (const p of participants) p.resolve();
+  }
+
+  /**
+   * Where a shared transaction's time went, at debug (bench/README.md, "Where a platformatic
+   * commit waits"): the longest a participant queued before it began, then begin, the send
+   * rounds, the offsets (one TxnOffsetCommit per participant), and the commit.
+   */
+  private logPhases(
+    participants: Participant[],
+    rounds: number,
+    t: { start: number; begun: number; sent: number; offsetsSent: number },
+  ): void {
+    const log = this.options.log;
+    if (log === undefined || !log.isLevelEnabled('debug')) return;
+    const ms = (x: number) => Math.round(x * 10) / 10;
+    log.debug(
+      {
+        participants: participants.length,
+        rounds,
+        queuedMs: ms(t.start - Math.min(...participants.map((p) => p.joinedAt))),
+        beginMs: ms(t.begun - t.start),
+        sendMs: ms(t.sent - t.begun),
+        offsetsMs: ms(t.offsetsSent - t.sent),
+        commitMs: ms(performance.now() - t.offsetsSent),
+      },
+      'shared transaction committed',
+    );
   }
 
   private failed(

@@ -277,8 +277,9 @@ export const SETTINGS = {
     env: 'CG_TRANSACTION_RETRY_MS',
     default: 10,
     help:
-      'first retry delay of the transactional producers (kafkajs `retry.initialRetryTime`, doubling): ' +
-      'short, because a transaction begun right after a commit gets CONCURRENT_TRANSACTIONS until the markers are written',
+      'first retry delay of the transactional producers (kafkajs `retry.initialRetryTime`, doubling; on platformatic every retry ' +
+      'waits this, except CONCURRENT_TRANSACTIONS: from 1 ms, doubling up to it): short, because a transaction begun right ' +
+      'after a commit gets CONCURRENT_TRANSACTIONS until the markers are written',
     parse: integer(1),
   }),
   transactionBudgetMs: setting({

@@ -41,6 +41,7 @@ import {
 } from './errorTypes';
 import { requestPartitions } from '../placement';
 import { libraryMessages, recordsOf, type LibraryMessage } from './producedMessages';
+import { transactionalRetryDelay } from './retryDelay';
 
 type LibraryProducer = Producer<Buffer | undefined, Buffer | null, Buffer, Buffer>;
 /** The library's transaction class is not exported from its index: its type, from the getter. */
@@ -65,7 +66,7 @@ export function platformaticTransactionalProducer(
     producerId: -1n,
     producerEpoch: -1,
     timeout: o.transactionTimeoutMs,
-    retryDelay: o.retryMs,
+    retryDelay: transactionalRetryDelay(o.retryMs),
     autocreateTopics: false,
   });
   const unsubscribe =

@@ -12,16 +12,19 @@
  *   npm run bench:soak -- --minutes 5 --fault-every 60
  *
  * Options: --minutes (30), --rate events/s (150), --sessions (300), --fault-every seconds
- * (180), --window seconds (60). One processor, a child process as deployed
+ * (180), --window seconds (60), --client (CG_KAFKA_CLIENT: kafkajs, or platformatic, whose one
+ * transactional producer per process gets a fixed instance id so that the fault on the
+ * transaction coordinator hits its coordinator). One processor, a child process as deployed
  * (bench/processor-child.ts); the registry: SCHEMA_REGISTRY_URL or a local one.
  */
 import { readFileSync } from 'node:fs';
 import { Kafka, logLevel, type TopicMessages } from 'kafkajs';
 import pino from 'pino';
-import { DEFAULTS } from '../src/config/config';
+import { DEFAULTS, loadConfig } from '../src/config/config';
 import type { ContextEvent } from '../src/engine/events';
 import { stampNow } from '../src/cli/simulate';
 import { checkedSend, UnacknowledgedSendError } from '../src/kafka/kafkajs/checkedSend';
+import { processTransactionalId } from '../src/kafka/producers';
 import { transactionalId } from '../src/kafka/transaction';
 import {
   coordinatorPartition,
@@ -48,6 +51,8 @@ const RATE = Number(option('rate') ?? 150);
 const SESSIONS = Number(option('sessions') ?? 300);
 const FAULT_EVERY_S = Number(option('fault-every') ?? 180);
 const WINDOW_S = Number(option('window') ?? 60);
+// Read as CG_KAFKA_CLIENT is (its settings row): a misspelt client is refused, not run.
+const CLIENT = loadConfig({ CG_KAFKA_CLIENT: option('client') ?? 'kafkajs' }).kafkaClient;
 // Retention of a closed session: the contract's grace (event time), then the sweep delay. The
 // defaults keep one for 2 hours; shorter ones let a 30-40 minute run reach the steady state
 // where sessions are freed as fast as they close, so RSS can be judged flat or not.
@@ -101,7 +106,12 @@ async function main(): Promise<void> {
     transactionTimeoutMs: 5_000,
     graceMs: GRACE_MIN * 60_000,
     sweepDelayMs: SWEEP_MIN * 60_000,
+    kafkaClient: CLIENT,
+    instanceId: 'soak',
   });
+  // Partition 0's transactions: its own producer's on kafkajs, the process's on platformatic.
+  const txnId =
+    CLIENT === 'kafkajs' ? transactionalId(c, 0) : processTransactionalId(c, c.instanceId!);
   const H = await import('../test/integration/faults/harness');
   const child = await spawnProcessor(c, [], {
     CG_BENCH_LOG_FILE: `/tmp/cg-soak-${process.pid}.log`,
@@ -127,7 +137,7 @@ async function main(): Promise<void> {
       name: 'transaction coordinator kill -9',
       run: async () =>
         killAndRestart(
-          await leader('__transaction_state', coordinatorPartition(transactionalId(c, 0), 3)),
+          await leader('__transaction_state', coordinatorPartition(txnId, 3)),
           'transaction coordinator',
         ),
     },
@@ -295,6 +305,7 @@ async function main(): Promise<void> {
     });
   }
   const result = {
+    client: CLIENT,
     minutes: MINUTES,
     rate: RATE,
     sessions: SESSIONS,

@@ -184,7 +184,8 @@ export function noEmbeddedMessage(command: string, env: NodeJS.ProcessEnv = proc
   return (
     `compaction-guard ${command}: no KAFKA_BROKERS and no running \`npm start\` found ` +
     `(${path.relative(process.cwd(), embeddedStatePath(env)) || embeddedStatePath(env)}): ` +
-    'set KAFKA_BROKERS and SCHEMA_REGISTRY_URL (or --brokers / --registry-url), or start the ' +
-    'embedded services with `npm start` in this directory'
+    'set KAFKA_BROKERS and SCHEMA_REGISTRY_URL (or --brokers / --registry-url), or run ' +
+    '`npm start` in a compaction-guard checkout and, from any other directory (a Claude Code ' +
+    "project, say), set CG_EMBEDDED_FILE to that checkout's .cache/embedded.json"
   );
 }

@@ -198,3 +198,51 @@ describe('lines and offsets', () => {
     );
   });
 });
+
+describe('a hostile line: JSON nested deeper than the stack', () => {
+  const range = { start: 0, end: 0 };
+  const deepArray = (depth: number, type: string) =>
+    `{"type":"${type}","uuid":"u1","message":{"role":"user","content":` +
+    '['.repeat(depth) +
+    ']'.repeat(depth) +
+    '}}';
+  const deepToolResults = (depth: number) =>
+    '{"type":"user","uuid":"u2","message":{"role":"user","content":' +
+    '[{"type":"tool_result","tool_use_id":"t","content":'.repeat(depth) +
+    '"x"' +
+    '}]'.repeat(depth) +
+    '}}';
+
+  it('is still a turn of its role, counted by its size, with no text to pin (the hook does not crash)', () => {
+    const line = deepArray(100_000, 'assistant');
+    expect(classifyLine(line, range)).toMatchObject({
+      kind: 'turn',
+      uuid: 'u1',
+      role: 'ASSISTANT',
+      tokens: Math.ceil(Buffer.byteLength(line) / 4),
+      text: '',
+      toolUseIds: [],
+    });
+  });
+
+  it('a chain of tool results nested 100,000 deep is a USER turn, not a stack overflow', () => {
+    expect(classifyLine(deepToolResults(100_000), range)).toMatchObject({
+      kind: 'turn',
+      role: 'USER',
+      text: '',
+    });
+  });
+
+  it('the same nesting at a depth the reader can walk keeps its text and tool ids', () => {
+    expect(classifyLine(deepToolResults(50), range)).toMatchObject({
+      kind: 'turn',
+      role: 'TOOL_RESULT',
+      text: 'x',
+      toolResultIds: ['t'],
+    });
+  });
+
+  it('a deep line that is not a user or assistant message is not a turn', () => {
+    expect(classifyLine(deepArray(100_000, 'progress'), range)).toMatchObject({ kind: 'other' });
+  });
+});

@@ -115,6 +115,39 @@ export function classifyLine(line: string, range: LineRange): TranscriptEntry {
     return { ...range, kind: 'unreadable', error: (e as Error).message };
   }
   if (!isObject(value)) return { ...range, kind: 'unreadable', error: 'not a JSON object' };
+  try {
+    return classifyValue(value, range);
+  } catch (e) {
+    // JSON.parse takes any depth, but walking the content (its text, its size) recurses: a line
+    // nested deeper than the stack, from a tool's input or output, must neither crash the hook
+    // (Claude Code would go on unguarded at every later call) nor vanish from the turns.
+    if (!(e instanceof RangeError)) throw e;
+    return tooDeepTurn(value, range, Buffer.byteLength(line, 'utf8'));
+  }
+}
+
+/**
+ * A user or assistant line too deeply nested to walk: still a turn the model read, counted by
+ * its size, with no text (so no pin) and no tool ids. Anything else is not a turn.
+ */
+function tooDeepTurn(value: Json, range: LineRange, bytes: number): TranscriptEntry {
+  if ((value.type !== 'user' && value.type !== 'assistant') || value.isSidechain === true)
+    return other(range);
+  return {
+    ...range,
+    kind: 'turn',
+    uuid: str(value.uuid),
+    role: value.type === 'assistant' ? 'ASSISTANT' : 'USER',
+    tokens: Math.max(1, Math.ceil(bytes / BYTES_PER_TOKEN)),
+    text: '',
+    memory: false,
+    toolUseIds: [],
+    toolResultIds: [],
+    contextTokens: null,
+  };
+}
+
+function classifyValue(value: Json, range: LineRange): TranscriptEntry {
   if (value.isSidechain === true) return { ...range, kind: 'other' };
   const uuid = str(value.uuid);
   switch (value.type) {

@@ -25,14 +25,15 @@ const TRANSPORT_EXPORTS = new Set([
   'kafkajsAdmin',
   'KafkajsTransportOptions',
   'kafkajsConnector',
+  'kafkajsProbeCluster',
 ]);
 
 /**
- * Files that still take kafkajs' own client, types and helpers through the boundary: the local
- * services' readiness probes, not yet behind the transport. The list may only shrink
- * (docs/decisions.md 207, 237).
+ * Files that still take kafkajs' own client, types and helpers through the boundary, not yet
+ * behind the transport: none since the client library, the commands and the local services
+ * moved. The list may only shrink (docs/decisions.md 207, 237).
  */
-const NOT_YET_ON_THE_TRANSPORT = ['services/cluster/readiness.ts', 'services/localKafka.ts'];
+const NOT_YET_ON_THE_TRANSPORT: string[] = [];
 
 const outside = sourceFiles(SRC).filter((f) => !f.startsWith(BOUNDARY + path.sep));
 
@@ -83,7 +84,8 @@ it('the processor path names only the transport', () => {
 it('the check sees a kafkajs type taken through the boundary, and passes the transport', () => {
   const names = (f: string) =>
     namedImports(f).flatMap((i) => (i.from.startsWith(BOUNDARY + path.sep) ? i.names : []));
-  expect(names(path.join(SRC, 'services', 'localKafka.ts'))).toContain('Kafka');
+  const fixture = path.resolve(__dirname, '../fixtures/boundary/namesKafkajs.ts');
+  expect(names(fixture)).toContain('KafkaMessage');
   expect(names(path.join(SRC, 'cli', 'run.ts'))).toContain('kafkajsTransport');
 });
 

@@ -7,10 +7,10 @@
  * What the rest of src/ takes from here is the transport on kafkajs: `kafkajsTransport` for the
  * processor (and `kafkajsAdmin` for an Admin the caller holds), and `kafkajsConnector` for the
  * client library and the commands (its admin, idempotent producer with checked sends, topic
- * consumer, and `classify`, its failures as the project's codes): they see only
- * src/kafka/transport's types (docs/decisions.md 205-207, 237). test/unit/
- * transport-boundary.test.ts holds that, and lists the files that still take kafkajs' own
- * client from here, not yet behind the transport: the local services' readiness probes.
+ * consumer, and `classify`, its failures as the project's codes), and `kafkajsProbeCluster`
+ * for the local services' readiness: they see only src/kafka/transport's types
+ * (docs/decisions.md 205-207, 237). test/unit/transport-boundary.test.ts holds that, and would
+ * list a file that still took kafkajs' own client from here (none does).
  *
  * The rest is for tests and benchmarks, which may name kafkajs:
  * - producer sends: `checkedSend` (acknowledged partition by partition, re-sent when not);
@@ -30,6 +30,7 @@ export { kafkajsAdmin } from './admin';
 export { kafkajsClient } from './client';
 export { kafkajsConnector } from './connector';
 export { kafkajsPlainProducer } from './plainProducer';
+export { kafkajsProbeCluster } from './readiness';
 export { kafkajsTransport, type KafkajsTransportOptions } from './transport';
 export { classify } from './errorTypes';
 export { kafkajsEntryLevel, kafkajsLogLevel } from './logLevels';

@@ -27,6 +27,7 @@ export type {
   TransactionalProducer,
   TransactionalProducerOptions,
 } from './producer';
+export type { ProbeCluster, ReadinessProbe, ReadinessProbeOptions } from './readiness';
 export type { FetchedBatch, InRecord, OutRecord, RecordHeaders, TopicRecords } from './records';
 export type { TopicConsumer, TopicConsumerOptions, TopicHandlers } from './topicConsumer';
 export type { Transport } from './transport';

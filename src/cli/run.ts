@@ -7,10 +7,11 @@ import {
   requireSafeHttp,
 } from '../config/config';
 import { createLogger, logConfiguration } from '../config/redact';
-import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
+import { checkKafkaSecurity, connectionOptions } from '../kafka/client';
 import { kafkajsTransport } from '../kafka/kafkajs';
 import { Processor } from '../kafka/processor';
 import type { Transport } from '../kafka/transport';
+import type { KafkaConnectionOptions } from '../kafka/transport/connection';
 import { requirePlatformaticNode } from '../kafka/platformatic/connection';
 import { RegistryCodec } from '../registry/codec';
 import { provideServices, type Services } from '../services';
@@ -96,12 +97,12 @@ export async function startProcessor(
       'local services ready',
     );
   }
-  const kafka = kafkaClient(config.brokers, config.clientId, log, config);
+  const connection = connectionOptions(config.brokers, config.clientId, log, config);
   let transport: Transport;
   try {
     // No broker, wrong credentials or an untrusted certificate: a clear error now, not retries.
     await checkKafkaSecurity(config.brokers, config.clientId, log, config);
-    transport = await transportFor(config, kafka);
+    transport = await transportFor(config, connection);
   } catch (e) {
     await services?.stop();
     throw e;
@@ -188,11 +189,11 @@ export async function startProcessor(
  */
 export async function transportFor(
   config: Config,
-  kafka: ReturnType<typeof kafkaClient>,
+  connection: KafkaConnectionOptions,
 ): Promise<Transport> {
   switch (config.kafkaClient) {
     case 'kafkajs':
-      return kafkajsTransport(kafka, { coordinatorCache: config.coordinatorCache });
+      return kafkajsTransport(connection, { coordinatorCache: config.coordinatorCache });
     case 'platformatic': {
       const { platformaticTransport } = await import('../kafka/platformatic/transport');
       const { platformaticClients } = await import('../kafka/platformatic/clients');

@@ -1,14 +1,14 @@
 /** `compaction-guard simulate`: a deterministic fleet of orchestrators producing to the input topic. */
-import { checkedSend, kafkajsAdmin, type Kafka, type Message } from '../kafka/kafkajs';
 import { ConfigError } from '../config/config';
 import type { ContextEvent } from '../engine/events';
 import { isSignable } from '../engine/authority';
 import { type SigningKey, expiryFrom, signed } from '../authority/signing';
 import { configuredSigningKey } from '../authority/signingKeySource';
 import { connectionOf } from '../client/connection';
-import { inputProducer } from '../client/inputProducer';
 import { createLogger } from '../config/redact';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
+import type { OutRecord } from '../kafka/transport';
+import type { KafkaConnection } from '../kafka/transport/connection';
 import type { Logger } from 'pino';
 import { partitionCount } from '../kafka/topics';
 import { RegistryCodec } from '../registry/codec';
@@ -54,8 +54,8 @@ export function stampNow(e: ContextEvent, now = Date.now()): ContextEvent {
  * The input topic's partitions. The simulator never creates topics (the processor does, at
  * start): a missing one is a one-line configuration error, not a wait.
  */
-async function inputPartitions(kafka: Kafka, topic: string): Promise<number> {
-  const admin = kafkajsAdmin(kafka.admin());
+async function inputPartitions(kafka: KafkaConnection, topic: string): Promise<number> {
+  const admin = kafka.admin();
   await admin.connect();
   try {
     if (!(await admin.listTopics()).includes(topic))
@@ -103,18 +103,18 @@ export async function simulate(
 
 /** The fleet's events to `topic`, paced to `o.rate`, until done or SIGINT/SIGTERM: how many. */
 async function produceFleet(
-  kafka: Kafka,
+  kafka: KafkaConnection,
   codec: RegistryCodec | null,
   topic: string,
   signWith: SigningKey | null,
   o: SimulateOptions,
   log: Logger,
 ): Promise<number> {
-  // Every event is pinned to its partition and each send checked (src/kafka/kafkajs/checkedSend.ts):
-  // kafkajs' retry after a leader move can leave a partition unsent and still resolve
-  // (kafkajs#1303), a lost event the processor would see as a seq gap.
+  // Every event is pinned to its partition and each send checked (PlainProducer.send): kafkajs'
+  // retry after a leader move can leave a partition unsent and still resolve (kafkajs#1303), a
+  // lost event the processor would see as a seq gap.
   const partitionCounts = new Map([[topic, await inputPartitions(kafka, topic)]]);
-  const producer = inputProducer(kafka);
+  const producer = kafka.idempotentProducer(log);
   await producer.connect();
   const fleet = generateFleet({
     sessions: o.sessions,
@@ -133,7 +133,7 @@ async function produceFleet(
   process.once('SIGTERM', () => (stopped = true));
   try {
     while (!stopped) {
-      const messages: Message[] = [];
+      const messages: OutRecord[] = [];
       while (messages.length < chunk) {
         const r = fleet.next();
         if (r.done) break;
@@ -144,10 +144,7 @@ async function produceFleet(
         });
       }
       if (messages.length === 0) break;
-      await checkedSend(producer, [{ topic, messages }], {
-        partitionCounts,
-        log,
-      });
+      await producer.send([{ topic, messages }], partitionCounts);
       sent += messages.length;
       // Pace to the target rate: never ahead of rate × elapsed.
       const ahead = (sent / o.rate) * 1000 - (Date.now() - started);

@@ -4,7 +4,7 @@
  * objects). On-call reads a verdict without writing code.
  */
 import { Command } from 'commander';
-import type { KafkaMessage } from '../kafka/kafkajs';
+import type { InRecord } from '../kafka/transport';
 import { ConfigError, type Config } from '../config/config';
 import { kafkaClient } from '../kafka/client';
 import { RegistryCodec } from '../registry/codec';
@@ -31,7 +31,7 @@ function topicsOf(stream: Stream, c: Config): Map<string, TopicKind> {
   );
 }
 
-function headers(m: KafkaMessage): Record<string, string> {
+function headers(m: InRecord): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(m.headers ?? {})) {
     const one = Array.isArray(v) ? v[0] : v;

@@ -4,7 +4,7 @@
  * How a failure is reported: src/cli/failures.ts.
  */
 import { ERROR_CODES, OperationalError, errorClass, errorCode } from '../errors';
-import { classify } from '../kafka/kafkajs';
+import { kafkaFailureCode } from '../kafka/client';
 
 /** The user's input or configuration is wrong; nothing was sent. */
 export class UsageError extends errorClass('USAGE_INVALID') {}
@@ -14,13 +14,13 @@ export class ProcessorUnreachableError extends errorClass('PROCESSOR_UNREACHABLE
 
 /**
  * The on-call exit status for `e`, or null for a bug: an operational error's by its code; a
- * kafkajs failure's by the code it is classified as (src/kafka/kafkajs: connection, SASL and
- * TLS failures are 3).
+ * Kafka client's failure's by the code it is classified as (src/kafka/client.ts: connection,
+ * SASL and TLS failures are 3).
  */
 export function toolExitCode(e: unknown): 2 | 3 | null {
   const code = e instanceof OperationalError ? errorCode(e) : null;
   const status = code === null ? null : ERROR_CODES[code].toolExitCode;
   if (status !== null) return status;
-  const failure = classify(e);
+  const failure = kafkaFailureCode(e);
   return failure === null ? null : ERROR_CODES[failure].toolExitCode;
 }

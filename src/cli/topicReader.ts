@@ -1,10 +1,11 @@
 /**
  * Reads topics read_committed from chosen offsets (the current end, or the beginning), until
- * the end offsets seen at start or for as long as asked. kafkajs has no consumer without a group,
- * so each reader joins a group of its own and commits nothing.
+ * the end offsets seen at start or for as long as asked. Each reader joins a group of its own
+ * (kafkajs has no consumer without one) and commits nothing.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kafka, KafkaMessage } from '../kafka/kafkajs';
+import type { InRecord } from '../kafka/transport';
+import type { KafkaConnection } from '../kafka/transport/connection';
 import { errorClass } from '../errors';
 
 export interface ReadOptions {
@@ -12,7 +13,7 @@ export interface ReadOptions {
   /** false: stop once every partition reached the end offset it had at start. */
   follow: boolean;
   groupPrefix: string;
-  onMessage(topic: string, partition: number, message: KafkaMessage): void | Promise<void>;
+  onMessage(topic: string, partition: number, message: InRecord): void | Promise<void>;
 }
 
 export interface Reader {
@@ -23,7 +24,11 @@ export interface Reader {
 
 export class MissingTopicError extends errorClass('TOPIC_MISSING') {}
 
-export async function readTopics(kafka: Kafka, topics: string[], o: ReadOptions): Promise<Reader> {
+export async function readTopics(
+  kafka: KafkaConnection,
+  topics: string[],
+  o: ReadOptions,
+): Promise<Reader> {
   const admin = kafka.admin();
   await admin.connect();
   const starts: { topic: string; partition: number; offset: string }[] = [];
@@ -37,8 +42,8 @@ export async function readTopics(kafka: Kafka, topics: string[], o: ReadOptions)
         `topic ${missing.join(', ')} does not exist (has the processor run against this cluster? CG_*_TOPIC / --*-topic name others)`,
       );
     for (const topic of topics) {
-      // kafkajs' admin lists offsets read_committed: `high` is the last stable offset.
-      for (const p of await admin.fetchTopicOffsets(topic)) {
+      // The admin lists offsets read_committed: `high` is the last stable offset.
+      for (const p of await admin.topicOffsets(topic)) {
         const start = o.fromBeginning ? p.low : p.high;
         starts.push({ topic, partition: p.partition, offset: start });
         if (BigInt(start) < BigInt(p.high)) pending.set(`${topic}:${p.partition}`, BigInt(p.high));
@@ -47,17 +52,19 @@ export async function readTopics(kafka: Kafka, topics: string[], o: ReadOptions)
   } finally {
     await admin.disconnect();
   }
-  const consumer = kafka.consumer({
+  const consumer = kafka.topicConsumer({
     groupId: `${o.groupPrefix}.${randomUUID()}`,
-    readUncommitted: false,
-    maxWaitTimeInMs: 250,
+    topics,
+    fromBeginning: o.fromBeginning,
+    maxWaitMs: 250,
+    commitOffsets: false,
   });
   let finish: () => void = () => undefined;
   const done = new Promise<void>((resolve) => (finish = resolve));
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
-      await consumer.disconnect();
+      await consumer.stop();
       finish();
     })());
   const reached = (topic: string, partition: number, lastOffset: string) => {
@@ -70,21 +77,16 @@ export async function readTopics(kafka: Kafka, topics: string[], o: ReadOptions)
     finish();
     return { done, stop: async () => undefined };
   }
-  await consumer.connect();
-  // Transaction markers are never delivered as messages; a batch's lastOffset includes them.
-  consumer.on(consumer.events.END_BATCH_PROCESS, (e) =>
-    reached(e.payload.topic, e.payload.partition, e.payload.lastOffset),
-  );
-  for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: o.fromBeginning });
-  await consumer.run({
-    autoCommit: false,
-    eachMessage: async ({ topic, partition, message }) => {
+  await consumer.start({
+    // Transaction markers are never delivered as messages; a batch's lastOffset includes them.
+    batchEnd: reached,
+    eachRecord: async (topic, partition, message) => {
       const end = pending.get(`${topic}:${partition}`);
       if (!o.follow && (end === undefined || BigInt(message.offset) >= end)) return;
       await o.onMessage(topic, partition, message);
       reached(topic, partition, message.offset);
     },
   });
-  for (const s of starts) consumer.seek(s);
+  for (const s of starts) consumer.seek(s.topic, s.partition, s.offset);
   return { done, stop };
 }

@@ -2,14 +2,13 @@
  * The client's one way onto the input topic, shared by all its sessions: one produce request at
  * a time, in call order, batching whatever queued up meanwhile. Per-session order is
  * the contract's first need (contract §3: seq is +1 per event, §8: partitioned by sessionId),
- * and kafkajs keeps it only for one request in flight; batching keeps throughput with many
+ * and an idempotent producer keeps it only with one request in flight; batching keeps throughput with many
  * sessions sending at once (one produce request carries every session's waiting events).
  */
-import { checkedSend, type Message, type Producer } from '../kafka/kafkajs';
-import type { Logger } from 'pino';
+import type { OutRecord, PlainProducer } from '../kafka/transport';
 
 interface Queued {
-  message: Message;
+  message: OutRecord;
   resolve: () => void;
   reject: (e: Error) => void;
 }
@@ -20,7 +19,7 @@ interface Queued {
  * seq +1 per event). Rejected, their session fails too and its resume sends every unacknowledged
  * event again, in seq order. Pure.
  */
-export function queuedAfterFailure<Q extends { message: Message }>(
+export function queuedAfterFailure<Q extends { message: OutRecord }>(
   queue: readonly Q[],
   failed: readonly Q[],
 ): { send: Q[]; reject: Q[] } {
@@ -43,21 +42,20 @@ export class BatchedProducer {
   private readonly partitionCounts: ReadonlyMap<string, number>;
 
   constructor(
-    private readonly producer: Producer,
+    private readonly producer: PlainProducer,
     private readonly topic: string,
-    /** The topic's partitions: each message is pinned where kafkajs would put it. */
+    /** The topic's partitions: each message is pinned to its partition by its key. */
     partitions: number,
-    private readonly log: Pick<Logger, 'warn'>,
   ) {
     this.partitionCounts = new Map([[topic, partitions]]);
   }
 
   /**
    * Resolves once the broker acknowledged the message (acks = all), checked partition by
-   * partition: kafkajs' own retry can leave a partition unsent and still resolve (kafkajs#1303),
-   * which would be a lost event and a seq gap for the processor.
+   * partition (PlainProducer.send): kafkajs' own retry can leave a partition unsent and still
+   * resolve (kafkajs#1303), which would be a lost event and a seq gap for the processor.
    */
-  send(message: Message): Promise<void> {
+  send(message: OutRecord): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ message, resolve, reject });
       if (!this.running) void this.drain();
@@ -85,10 +83,9 @@ export class BatchedProducer {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
           // A batch's unacknowledged partitions are sent again before the next batch: order holds.
-          await checkedSend(
-            this.producer,
+          await this.producer.send(
             [{ topic: this.topic, messages: batch.map((q) => q.message) }],
-            { partitionCounts: this.partitionCounts, log: this.log },
+            this.partitionCounts,
           );
           for (const q of batch) q.resolve();
         } catch (e) {

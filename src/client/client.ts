@@ -4,12 +4,12 @@
  * consumer of the verdicts (contract §8). Lifecycle (lifecycle.ts): `connect()`, then sessions,
  * then `close()`; a failed `connect()` closes what it opened and throws a coded error.
  */
-import { kafkajsAdmin, type Kafka } from '../kafka/kafkajs';
 import pino, { type Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/config';
 import type { ContextEvent } from '../engine/events';
 import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
+import type { KafkaConnection } from '../kafka/transport/connection';
 import { clientInputPartitions } from '../kafka/topics';
 import { RegistryCodec } from '../registry/codec';
 import { OperationalError, StartupError } from '../errors';
@@ -19,7 +19,6 @@ import { type SigningKey, expiryFrom, signed } from '../authority/signing';
 import { configuredSigningKey } from '../authority/signingKeySource';
 import { GuardUsageError } from './errors';
 import { type OutOfBandEvent, outOfBand } from './events';
-import { inputProducer } from './inputProducer';
 import { ClientLifecycle, type ClientState } from './lifecycle';
 import { OpenResources } from './resources';
 import { BatchedProducer } from './batchedProducer';
@@ -68,7 +67,7 @@ export const DEFAULT_VERDICT_TIMEOUT_MS = 30_000;
 /** What an open client holds. */
 interface Connected {
   config: Config;
-  kafka: Kafka;
+  kafka: KafkaConnection;
   codec: RegistryCodec;
   key: SigningKey | null;
   sender: BatchedProducer;
@@ -201,9 +200,10 @@ export class GuardClient {
 
   /**
    * @internal This connection's Kafka client, for what reads beside the client on the same
-   * connection: SpillWorker's consumer, `compaction-guard acknowledge`'s audit reader.
+   * connection: SpillWorker's consumer, `compaction-guard acknowledge`'s audit reader. A
+   * transport-level connection, not a kafkajs `Kafka` (docs/decisions.md 237).
    */
-  get kafkaClient(): Kafka {
+  get kafkaClient(): KafkaConnection {
     return this.requireConnected('kafkaClient').kafka;
   }
 
@@ -295,7 +295,7 @@ export class GuardClient {
     resources.add('schema registry client', () => codec.close());
     await registered(codec, config);
     const kafka = kafkaClient(config.brokers, clientId, this.log, config);
-    const producer = inputProducer(kafka);
+    const producer = kafka.idempotentProducer(this.log);
     resources.add('producer', () => producer.disconnect());
     await reachable(config, () => producer.connect());
     let listener: VerdictListener | null = null;
@@ -311,7 +311,7 @@ export class GuardClient {
       await reachable(config, () => verdicts.start());
       listener = verdicts;
     }
-    const sender = new BatchedProducer(producer, config.inputTopic, inputPartitions, this.log);
+    const sender = new BatchedProducer(producer, config.inputTopic, inputPartitions);
     // Closed first: what was sent is acknowledged before the producer stops.
     resources.add('sends in flight', () => sender.flushed());
     return { config, kafka, codec, key, sender, listener, resources };
@@ -324,9 +324,13 @@ export class GuardClient {
    */
   private async inputPartitions(config: Config): Promise<number> {
     // A few quick retries, not kafkajs' ~1 minute: nobody there is a clear error now.
-    const admin = kafkajsAdmin(
-      kafkaClient(config.brokers, `${config.clientId}-client`, this.log, config, 2).admin(),
-    );
+    const admin = kafkaClient(
+      config.brokers,
+      `${config.clientId}-client`,
+      this.log,
+      config,
+      2,
+    ).admin();
     await reachable(config, () => admin.connect());
     try {
       return await clientInputPartitions(admin, config, this.log);

@@ -12,7 +12,7 @@
  * (test/integration/spill-vouch.test.ts, test/unit/spill-vouch.test.ts "SpillWorker answers
  * only for what it stored").
  */
-import type { Consumer } from '../kafka/kafkajs';
+import type { TopicConsumer } from '../kafka/transport';
 import pino, { type Logger } from 'pino';
 import type { SpillRequest } from '../engine/outputs';
 import { spillRequestType } from '../schema/schemas';
@@ -50,7 +50,7 @@ export interface SpillWorkerOptions {
 }
 
 export class SpillWorker {
-  private consumer: Consumer | null = null;
+  private consumer: TopicConsumer | null = null;
   private readonly readers: SchemaReaders;
   /** Spill requests answered so far (SpillCompleted or SpillFailed sent). */
   answered = 0;
@@ -69,20 +69,20 @@ export class SpillWorker {
   /** Joins the group and answers spill requests from the group's committed position on. */
   async start(): Promise<void> {
     const config = this.client.config;
-    const consumer = this.client.kafkaClient.consumer({
-      groupId: this.options.groupId ?? `${config.clientId}-spill-worker`,
-      readUncommitted: false,
-      maxWaitTimeInMs: 100,
-    });
-    this.consumer = consumer;
-    await consumer.connect();
-    await consumer.subscribe({ topic: config.spillTopic, fromBeginning: true });
     // One at a time, offsets committed after the answer: a crash answers again, and the answer's
     // eventId is derived from the spillRequestId, so the processor ignores the repeat (step 0).
     // A request that was not answered (its decoding failed with the registry, or the answer
-    // could not be sent) throws: kafkajs commits no offset for it and reads it again.
-    await consumer.run({
-      eachMessage: async ({ message }) => {
+    // could not be sent) throws: no offset is committed for it and it is read again.
+    const consumer = this.client.kafkaClient.topicConsumer({
+      groupId: this.options.groupId ?? `${config.clientId}-spill-worker`,
+      topics: [config.spillTopic],
+      fromBeginning: true,
+      maxWaitMs: 100,
+      commitOffsets: true,
+    });
+    this.consumer = consumer;
+    await consumer.start({
+      eachRecord: async (_topic, _partition, message) => {
         if (message.value === null) return;
         if (readWireHeader(message.value) === null) {
           // Not a record of the processor's at all (only it writes this topic): nothing to answer.
@@ -103,7 +103,7 @@ export class SpillWorker {
   }
 
   async stop(): Promise<void> {
-    await this.consumer?.disconnect();
+    await this.consumer?.stop();
     this.consumer = null;
   }
 

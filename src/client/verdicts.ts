@@ -8,7 +8,8 @@
  * sessions are skipped before decoding.
  */
 import { randomUUID } from 'node:crypto';
-import type { Consumer, Kafka } from '../kafka/kafkajs';
+import type { TopicConsumer } from '../kafka/transport';
+import type { KafkaConnection } from '../kafka/transport/connection';
 import type { Logger } from 'pino';
 import type { Verdict } from '../engine/outputs';
 import type { RegistryCodec } from '../registry/codec';
@@ -42,10 +43,10 @@ export class VerdictListener {
   /** Sessions with a waiter: a verdict for any other key is not decoded. */
   private readonly sessions = new Map<string, number>();
   private readonly readers: SchemaReaders;
-  private consumer: Consumer | null = null;
+  private consumer: TopicConsumer | null = null;
 
   constructor(
-    private readonly kafka: Kafka,
+    private readonly kafka: KafkaConnection,
     codec: RegistryCodec,
     private readonly topic: string,
     private readonly groupPrefix: string,
@@ -60,26 +61,21 @@ export class VerdictListener {
    * never be older than where the consumer starts.
    */
   async start(timeoutMs = 60_000): Promise<void> {
-    const consumer = this.kafka.consumer({
+    const consumer = this.kafka.topicConsumer({
       groupId: `${this.groupPrefix}-${randomUUID()}`,
-      readUncommitted: false,
-      maxWaitTimeInMs: 50,
-      sessionTimeout: 10_000,
-      heartbeatInterval: 1_000,
+      topics: [this.topic],
+      fromBeginning: false,
+      maxWaitMs: 50,
+      sessionTimeoutMs: 10_000,
+      heartbeatIntervalMs: 1_000,
+      commitOffsets: false,
     });
     this.consumer = consumer;
-    await consumer.connect();
-    await consumer.subscribe({ topic: this.topic, fromBeginning: false });
-    const fetched = new Promise<void>((resolve) => {
-      const off = consumer.on(consumer.events.FETCH, () => {
-        off();
-        resolve();
-      });
-    });
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: true,
-      eachBatch: async ({ batch }) => {
+    let firstFetch: () => void = () => undefined;
+    const fetched = new Promise<void>((resolve) => (firstFetch = resolve));
+    await consumer.start({
+      fetched: () => firstFetch(),
+      eachBatch: async (batch) => {
         for (const m of batch.messages) await this.onMessage(m.key, m.value);
       },
     });
@@ -92,7 +88,7 @@ export class VerdictListener {
 
   /** Stops consuming; requests still waiting fail with GuardClosedError (no verdict: no compaction). */
   async stop(): Promise<void> {
-    await this.consumer?.disconnect();
+    await this.consumer?.stop();
     this.consumer = null;
     for (const w of this.waiters.values())
       w.reject(new GuardClosedError('the client was closed before the verdict came'));

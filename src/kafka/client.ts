@@ -1,88 +1,48 @@
-/** A kafkajs client whose logs go through pino (one JSON log stream), with optional TLS and SASL. */
-import { readFileSync } from 'node:fs';
-import {
-  classify,
-  Kafka,
-  kafkajsEntryLevel,
-  kafkajsLogLevel,
-  type LogEntry,
-  type SASLOptions,
-} from './kafkajs';
-import type { ConnectionOptions } from 'node:tls';
+/**
+ * The Kafka client of the client library and the commands (a `Connector`,
+ * src/kafka/transport/connection.ts: kafkajs), and the first connection's check of the
+ * brokers, credentials and certificates. The processor's own transport is chosen by
+ * CG_KAFKA_CLIENT (src/cli/run.ts).
+ */
 import type { Logger } from 'pino';
-import type { Config } from '../config/config';
+import { kafkajsConnector } from './kafkajs';
+import type { KafkaFailureCode } from './transport';
+import type {
+  KafkaConnection,
+  KafkaConnectionOptions,
+  KafkaSecurity,
+} from './transport/connection';
 import { causeMessages, OperationalError, StartupError } from '../errors';
 import { retry } from '../retry';
 
-/** The security-related part of the Config (see config.ts). */
-export type KafkaSecurity = Pick<
-  Config,
-  | 'kafkaSaslMechanism'
-  | 'kafkaSaslUsername'
-  | 'kafkaSaslPassword'
-  | 'kafkaSsl'
-  | 'kafkaSslCa'
-  | 'kafkaSslRejectUnauthorized'
->;
+export {
+  AUTHENTICATION_TIMEOUT_MS,
+  CONNECTION_TIMEOUT_MS,
+  type KafkaSecurity,
+} from './transport/connection';
 
-/**
- * A TCP connect that does not complete in this time is a connection error (kafkajs' default
- * is 1 s, too short for a TLS handshake to a busy broker; longer only delays a clear error).
- */
-export const CONNECTION_TIMEOUT_MS = 5_000;
-/** A broker that does not answer the SASL exchange in this time fails the connection. */
-export const AUTHENTICATION_TIMEOUT_MS = 5_000;
+/** The client of the client library and the commands. */
+const connector = kafkajsConnector;
 
-export function kafkaSsl(s: KafkaSecurity): boolean | ConnectionOptions | undefined {
-  if (!s.kafkaSsl) return undefined;
-  if (s.kafkaSslCa === null && s.kafkaSslRejectUnauthorized) return true;
-  return {
-    rejectUnauthorized: s.kafkaSslRejectUnauthorized,
-    ...(s.kafkaSslCa !== null ? { ca: [readFileSync(s.kafkaSslCa, 'utf8')] } : {}),
-  };
-}
-
-export function kafkaSasl(s: KafkaSecurity): SASLOptions | undefined {
-  if (s.kafkaSaslMechanism === 'none') return undefined;
-  const username = s.kafkaSaslUsername ?? '';
-  const password = s.kafkaSaslPassword ?? '';
-  switch (s.kafkaSaslMechanism) {
-    case 'plain':
-      return { mechanism: 'plain', username, password };
-    case 'scram-sha-256':
-      return { mechanism: 'scram-sha-256', username, password };
-    case 'scram-sha-512':
-      return { mechanism: 'scram-sha-512', username, password };
-  }
-}
-
-export function kafkaClient(
+/** How a client connects to `brokers` as `clientId`; its own logs go to a child of `log`. */
+export function connectionOptions(
   brokers: string[],
   clientId: string,
   log: Logger,
   security?: KafkaSecurity,
   retries = 8,
-): Kafka {
-  const kafkaLog = log.child({ component: 'kafkajs' });
-  const ssl = security ? kafkaSsl(security) : undefined;
-  const sasl = security ? kafkaSasl(security) : undefined;
-  return new Kafka({
-    clientId,
-    brokers,
-    ...(ssl !== undefined ? { ssl } : {}),
-    ...(sasl !== undefined ? { sasl } : {}),
-    connectionTimeout: CONNECTION_TIMEOUT_MS,
-    authenticationTimeout: AUTHENTICATION_TIMEOUT_MS,
-    // pino filters again, but kafkajs skips building entries below its own threshold.
-    logLevel: kafkajsLogLevel(log.level),
-    retry: { retries, initialRetryTime: 200 },
-    logCreator:
-      () =>
-      ({ level, log: entry }: LogEntry) => {
-        const { message, ...rest } = entry;
-        kafkaLog[kafkajsEntryLevel(level, entry)](rest, message);
-      },
-  });
+): KafkaConnectionOptions {
+  return { brokers, clientId, log, ...(security !== undefined ? { security } : {}), retries };
+}
+
+/** A connection of the client library's and the commands' Kafka client (connectionOptions). */
+export function kafkaClient(...args: Parameters<typeof connectionOptions>): KafkaConnection {
+  return connector.connect(connectionOptions(...args));
+}
+
+/** The project's code of a failure of the commands' Kafka client, or null when it is none. */
+export function kafkaFailureCode(e: unknown): KafkaFailureCode | null {
+  return connector.classify(e);
 }
 
 /** A start-up failure that retries cannot fix (see STARTUP_FAILURES). */
@@ -181,7 +141,7 @@ async function connectTo(
     await admin.connect();
   } catch (e) {
     const chain = causeMessages(e);
-    const failure = classify(e);
+    const failure = kafkaFailureCode(e);
     if (failure === 'KAFKA_AUTHENTICATION_FAILED') {
       throw new KafkaSecurityError(
         `Kafka authentication failed (SASL ${s.kafkaSaslMechanism.toUpperCase()} as ${JSON.stringify(s.kafkaSaslUsername ?? '')} at ${brokers.join(',')}): ${chain} ` +

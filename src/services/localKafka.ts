@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kafka, logLevel } from '../kafka/kafkajs';
+import { kafkajsProbeCluster } from '../kafka/kafkajs';
 import { findJava } from './java';
 import { fetchKafkaLibs } from './maven';
 import { freePorts, LOOPBACK } from './ports';
@@ -128,33 +128,16 @@ export async function startLocalKafka(opts: LocalKafkaOptions): Promise<LocalKaf
  * answers COORDINATOR_NOT_AVAILABLE / LOAD_IN_PROGRESS, which kafkajs 2.2.4 does not retry
  * for TxnOffsetCommit (a transaction's sendOffsets fails). Tests should not see that warm-up.
  */
-export async function isReady(brokers: string[], expectedBrokers = 1): Promise<boolean> {
-  const kafka = new Kafka({
-    clientId: 'services-readiness',
-    brokers,
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 1_000,
-    retry: { retries: 0 }, // waitUntil retries the whole check
-  });
-  const admin = kafka.admin();
-  const producer = kafka.producer({
-    transactionalId: 'services-readiness',
-    idempotent: true,
-    maxInFlightRequests: 1,
-    retry: { retries: 1, initialRetryTime: 100 }, // kafkajs refuses idempotence with 0 retries
-  });
-  try {
-    await admin.connect();
-    const cluster = await admin.describeCluster();
-    if (cluster.brokers.length < expectedBrokers) return false;
-    await admin.listTopics();
-    await admin.describeGroups(['services-readiness']); // throws until the group coordinator is loaded
-    await producer.connect(); // InitProducerId goes through the transaction coordinator
+export function isReady(brokers: string[], expectedBrokers = 1): Promise<boolean> {
+  // waitUntil retries the whole check.
+  const probe = { clientId: 'services-readiness', brokers, connectionTimeoutMs: 1_000 };
+  return kafkajsProbeCluster(probe, async (cluster) => {
+    if ((await cluster.brokerIds()).length < expectedBrokers) return false;
+    await cluster.listTopics();
+    await cluster.describeGroups(['services-readiness']); // throws until the group coordinator is loaded
+    await cluster.initTransactions(['services-readiness']); // through the transaction coordinator
     return true;
-  } finally {
-    await producer.disconnect();
-    await admin.disconnect();
-  }
+  });
 }
 
 /**

@@ -24,6 +24,7 @@ import { Rng } from '../../src/sim/prng';
 import { until } from '../support/until';
 import pino from 'pino';
 import { VerdictListener } from '../../src/client/verdicts';
+import { kafkaClient } from '../../src/kafka/client';
 import {
   type Consumed,
   codecFor,
@@ -449,7 +450,12 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
     // sending, as a session's request registers it.
     const codec = codecFor(s.config);
     const listener = new VerdictListener(
-      kafka,
+      kafkaClient(
+        s.config.brokers,
+        `forged-${s.config.groupId}`,
+        pino({ level: 'warn' }),
+        s.config,
+      ),
       codec,
       s.config.verdictTopic,
       `forged-${s.config.groupId}`,

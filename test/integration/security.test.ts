@@ -31,7 +31,8 @@ import { causeChain } from '../../src/errors';
 import { DEFAULTS, type Config } from '../../src/config/config';
 import { createLogger } from '../../src/config/redact';
 import { startProcessor } from '../../src/cli/run';
-import { KafkaSecurityError, kafkaClient } from '../../src/kafka/client';
+import { KafkaSecurityError, connectionOptions } from '../../src/kafka/client';
+import { kafkajsClient } from '../../src/kafka/kafkajs';
 import { RegistryAuthError, RegistryCodec } from '../../src/registry/codec';
 import { startLocalKafka, type LocalKafka } from '../../src/services/localKafka';
 import { cacheDir, DEFAULT_KAFKA_VERSION } from '../../src/services/maven';
@@ -52,6 +53,10 @@ const ORCHESTRATOR = { user: 'cg-orchestrator', password: 'orchestrator-Secret-2
 const REGISTRY_USER = 'cg-registry';
 const REGISTRY_PASSWORD = 'registry-Secret-0815';
 const log = createLogger(process.env.CG_TEST_LOG ?? 'silent');
+
+/** A kafkajs client as the processor's (pino logs, TLS, SASL), for what the tests read and write. */
+const kafkaClient = (...args: Parameters<typeof connectionOptions>) =>
+  kafkajsClient(connectionOptions(...args));
 
 let workDir: string;
 let pki: TestPki;

@@ -13,7 +13,8 @@ import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/config';
 import type { SpillCompleted } from '../../src/engine/events';
-import { kafkaClient } from '../../src/kafka/client';
+import { connectionOptions, kafkaClient } from '../../src/kafka/client';
+import { kafkajsClient } from '../../src/kafka/kafkajs';
 import { RegistryCodec } from '../../src/registry/codec';
 import { OutputDecoder } from '../../src/registry/outputDecoder';
 import { readTopics } from '../../src/cli/topicReader';
@@ -26,12 +27,12 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const log = pino({ level: 'error' }, pino.destination(2));
   const key = configuredSigningKey(process.env, {}, null)?.key ?? null;
-  const kafka = kafkaClient(config.brokers, 'spill-service', log, config);
+  const connection = kafkaClient(config.brokers, 'spill-service', log, config);
   const codec = RegistryCodec.fromConfig(config);
   const decoder = new OutputDecoder(codec.registry);
   let found: (e: SpillCompleted) => void = () => undefined;
   const event = new Promise<SpillCompleted>((resolve) => (found = resolve));
-  const reader = await readTopics(kafka, [config.spillTopic], {
+  const reader = await readTopics(connection, [config.spillTopic], {
     fromBeginning: true,
     follow: true,
     groupPrefix: 'spill-service',
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
   const e = await event;
   await reader.stop();
   await codec.registerAll();
+  const kafka = kafkajsClient(connectionOptions(config.brokers, 'spill-service', log, config));
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   await producer.send({

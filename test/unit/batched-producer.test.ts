@@ -1,6 +1,6 @@
 import type { TopicMessages } from 'kafkajs';
 import { BatchedProducer, queuedAfterFailure } from '../../src/client/batchedProducer';
-import type { Producer } from '../../src/kafka/kafkajs';
+import { kafkajsPlainProducer, type Producer } from '../../src/kafka/kafkajs';
 
 const q = (key: string, value: string) => ({ message: { key, value } });
 const values = (qs: { message: { value: string } }[]) => qs.map((x) => x.message.value);
@@ -48,7 +48,11 @@ function handAcknowledged() {
       );
     },
   } as unknown as Producer;
-  return { producer, unanswered, requests: () => requests };
+  return {
+    producer: kafkajsPlainProducer(producer, { warn: () => undefined }),
+    unanswered,
+    requests: () => requests,
+  };
 }
 
 /** Lets every promise already settled run its callbacks (microtasks only: no timer moves). */
@@ -57,21 +61,20 @@ const microtasks = async () => {
 };
 
 describe("the client's batched producer: flushed()", () => {
-  const log = { warn: () => undefined };
   beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] }));
   afterEach(() => jest.useRealTimers());
 
   it('resolves at once when nothing is queued or being sent', async () => {
     const { producer } = handAcknowledged();
     let flushed = false;
-    void new BatchedProducer(producer, 'input', 1, log).flushed().then(() => (flushed = true));
+    void new BatchedProducer(producer, 'input', 1).flushed().then(() => (flushed = true));
     await microtasks();
     expect(flushed).toBe(true);
   });
 
   it('waits with no timer while sends are unacknowledged, and resolves as the last batch is, with no clock moved', async () => {
     const { producer, unanswered, requests } = handAcknowledged();
-    const batched = new BatchedProducer(producer, 'input', 1, log);
+    const batched = new BatchedProducer(producer, 'input', 1);
     // The first send goes out alone; the second queues behind it, a batch of its own.
     const sent = [
       batched.send({ key: 's-1', value: '1' }),
@@ -96,7 +99,7 @@ describe("the client's batched producer: flushed()", () => {
 
   it('every caller waiting is told, and a send after that is waited for anew', async () => {
     const { producer, unanswered } = handAcknowledged();
-    const batched = new BatchedProducer(producer, 'input', 1, log);
+    const batched = new BatchedProducer(producer, 'input', 1);
     void batched.send({ key: 's-1', value: '1' });
     const waits = [batched.flushed(), batched.flushed()];
     unanswered.shift()!();

@@ -15,7 +15,7 @@ import {
   requireSafeHttp,
 } from '../../src/config/config';
 import { createLogger, logConfiguration, REDACTED, redactConfig } from '../../src/config/redact';
-import { kafkaSasl, kafkaSsl } from '../../src/kafka/client';
+import { kafkaSasl, kafkaSsl } from '../../src/kafka/kafkajs/client';
 import { buildProgram } from '../../src/cli/main';
 
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';

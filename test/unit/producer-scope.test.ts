@@ -7,7 +7,7 @@
 import pino from 'pino';
 import { ConfigError, DEFAULTS, type Config } from '../../src/config/config';
 import { transportFor } from '../../src/cli/run';
-import { kafkaClient } from '../../src/kafka/client';
+import { connectionOptions } from '../../src/kafka/client';
 import {
   instanceIdOf,
   partitionProducers,
@@ -144,12 +144,12 @@ describe('the transport on @platformatic/kafka, wired from its parts', () => {
 
 describe('the transport chosen by CG_KAFKA_CLIENT', () => {
   it('is kafkajs or platformatic; any other kafkaClient of a Config built by hand is refused, never run as one of them', async () => {
-    const kafka = kafkaClient(['k:9092'], 'cg-test', log, config);
-    expect((await transportFor(config, kafka)).producerScope).toBe('partition');
+    const connection = connectionOptions(['k:9092'], 'cg-test', log, config);
+    expect((await transportFor(config, connection)).producerScope).toBe('partition');
     expect(
-      (await transportFor({ ...config, kafkaClient: 'platformatic' }, kafka)).producerScope,
+      (await transportFor({ ...config, kafkaClient: 'platformatic' }, connection)).producerScope,
     ).toBe('process');
     const misspelt = { ...config, kafkaClient: 'platformatik' } as unknown as Config;
-    await expect(transportFor(misspelt, kafka)).rejects.toThrow(ConfigError);
+    await expect(transportFor(misspelt, connection)).rejects.toThrow(ConfigError);
   });
 });

@@ -9,19 +9,9 @@
  * where kafkajs 2.2.4 gives nothing else.
  */
 import { KafkaJSProtocolError } from 'kafkajs';
-import { causeChain, causeMessages, type ErrorCode } from '../../errors';
-import { PRODUCER_FENCING_TYPES } from '../transport/errors';
+import { causeChain, causeMessages } from '../../errors';
+import { type KafkaFailureCode, PRODUCER_FENCING_TYPES } from '../transport/errors';
 import { CONNECTION_FAILURE_TEXT, SASL_FAILURE_TEXT, TLS_FAILURE_TEXT } from './errorText';
-
-/** What `classify` can answer: the project's codes for a Kafka failure. */
-export type KafkaFailureCode = Extract<
-  ErrorCode,
-  | 'KAFKA_AUTHENTICATION_FAILED'
-  | 'KAFKA_TLS_FAILED'
-  | 'KAFKA_UNREACHABLE'
-  | 'PRODUCER_FENCED'
-  | 'RECORD_TOO_LARGE'
->;
 
 /**
  * The kafkajs protocol error types with which a broker refuses a record or record batch as too

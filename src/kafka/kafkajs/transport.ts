@@ -1,7 +1,8 @@
 /** The transport (src/kafka/transport) on kafkajs 2.2.4. */
-import type { Kafka } from 'kafkajs';
+import type { KafkaConnectionOptions } from '../transport/connection';
 import type { Transport } from '../transport/transport';
 import { kafkajsAdmin } from './admin';
+import { kafkajsClient } from './client';
 import { cacheTransactionCoordinators } from './coordinatorCache';
 import { isTransientKafkaFailure } from './errorTypes';
 import { kafkajsGroupConsumer, kafkajsPartitionReader } from './groupConsumer';
@@ -12,7 +13,11 @@ export interface KafkajsTransportOptions {
   coordinatorCache: boolean;
 }
 
-export function kafkajsTransport(kafka: Kafka, o: KafkajsTransportOptions): Transport {
+export function kafkajsTransport(
+  connection: KafkaConnectionOptions,
+  o: KafkajsTransportOptions,
+): Transport {
+  const kafka = kafkajsClient(connection);
   if (o.coordinatorCache) cacheTransactionCoordinators(kafka);
   return {
     producerScope: 'partition',

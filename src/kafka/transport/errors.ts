@@ -10,8 +10,18 @@
  *   have committed, so Kafka (changelog, committed offset) is the truth;
  * - `RecordTooLargeError`: the broker refused one produce request as too large.
  */
-import { errorClass } from '../../errors';
+import { errorClass, type ErrorCode } from '../../errors';
 import type { OutRecord } from './records';
+
+/** The project's codes for a Kafka client's failure (what a `Connector` classifies). */
+export type KafkaFailureCode = Extract<
+  ErrorCode,
+  | 'KAFKA_AUTHENTICATION_FAILED'
+  | 'KAFKA_TLS_FAILED'
+  | 'KAFKA_UNREACHABLE'
+  | 'PRODUCER_FENCED'
+  | 'RECORD_TOO_LARGE'
+>;
 
 const messageOf = (cause: unknown) => (cause as Error)?.message ?? String(cause);
 

@@ -59,3 +59,24 @@ export interface TransactionalProducerOptions {
   /** Each request of the transaction protocol with its duration (trace logs); omitted: none. */
   onRequest?: (api: string, ms: number) => void;
 }
+
+/**
+ * A producer of acknowledged plain (non-transactional) sends: what the client and `simulate`
+ * write input events with.
+ */
+export interface PlainProducer {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  /**
+   * Sends with acks = all, every record pinned to its partition by its key
+   * (src/kafka/placement.ts, in place) on the topic's partitions in `partitionCounts`, and
+   * resolves once every partition is acknowledged: one the client left unsent is sent again,
+   * whole, before this resolves (src/kafka/kafkajs/checkedSend.ts), so per-partition order
+   * holds for a caller that awaits each send. Rejects with UnacknowledgedSendError
+   * (KAFKA_SEND_UNACKNOWLEDGED) when some partition stays unacknowledged.
+   */
+  send(
+    request: readonly TopicRecords[],
+    partitionCounts: ReadonlyMap<string, number>,
+  ): Promise<void>;
+}

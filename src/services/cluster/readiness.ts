@@ -1,8 +1,10 @@
 /**
  * What a local cluster's readiness means, asked of the cluster itself through short-lived
- * kafkajs clients: nodes listed, partitions in sync, coordinators loaded.
+ * clients (src/kafka/transport/readiness.ts): nodes listed, partitions in sync, coordinators
+ * loaded.
  */
-import { Kafka, logLevel } from '../../kafka/kafkajs';
+import { kafkajsProbeCluster } from '../../kafka/kafkajs';
+import type { ReadinessProbe } from '../../kafka/transport/readiness';
 
 /** Kafka's partition of a coordinator key: Utils.abs(key.hashCode()) % partitions (Java String hash). */
 export function coordinatorPartition(key: string, partitions: number): number {
@@ -11,44 +13,29 @@ export function coordinatorPartition(key: string, partitions: number): number {
   return (h & 0x7fffffff) % partitions;
 }
 
-function client(brokers: string[]): Kafka {
-  return new Kafka({
-    clientId: 'services-cluster-readiness',
-    brokers,
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 1_000,
-    requestTimeout: 5_000,
-    retry: { retries: 0 },
-  });
+/** Asks the cluster at `brokers` on one short-lived connection (the caller polls). */
+function probe<T>(brokers: string[], ask: (cluster: ReadinessProbe) => Promise<T>): Promise<T> {
+  return kafkajsProbeCluster(
+    {
+      clientId: 'services-cluster-readiness',
+      brokers,
+      connectionTimeoutMs: 1_000,
+      requestTimeoutMs: 5_000,
+    },
+    ask,
+  );
 }
 
-export async function listedBrokers(brokers: string[]): Promise<number[]> {
-  const admin = client(brokers).admin();
-  try {
-    await admin.connect();
-    return (await admin.describeCluster()).brokers.map((b) => b.nodeId);
-  } finally {
-    await admin.disconnect();
-  }
+export function listedBrokers(brokers: string[]): Promise<number[]> {
+  return probe(brokers, (cluster) => cluster.brokerIds());
 }
 
-export async function healthy(
-  brokers: string[],
-  count: number,
-  topics: string[],
-): Promise<boolean> {
-  const admin = client(brokers).admin();
-  try {
-    await admin.connect();
-    if ((await admin.describeCluster()).brokers.length < count) return false;
+export function healthy(brokers: string[], count: number, topics: string[]): Promise<boolean> {
+  return probe(brokers, async (cluster) => {
+    if ((await cluster.brokerIds()).length < count) return false;
     if (topics.length === 0) return true;
-    const meta = await admin.fetchTopicMetadata({ topics });
-    return meta.topics.every((t) =>
-      t.partitions.every((p) => p.leader >= 0 && p.isr.length === p.replicas.length),
-    );
-  } finally {
-    await admin.disconnect();
-  }
+    return cluster.inSync(topics);
+  });
 }
 
 /**
@@ -61,29 +48,15 @@ export async function clusterReady(
   count: number,
   partitions: number,
 ): Promise<boolean> {
-  const kafka = client(brokers);
-  const admin = kafka.admin();
   const keys: string[] = [];
   for (let i = 0; keys.length < partitions; i++) {
     const key = `services-readiness-${i}`;
     if (coordinatorPartition(key, partitions) === keys.length) keys.push(key);
   }
-  const producers = keys.map((transactionalId) =>
-    kafka.producer({
-      transactionalId,
-      idempotent: true,
-      maxInFlightRequests: 1,
-      retry: { retries: 1, initialRetryTime: 100 },
-    }),
-  );
-  try {
-    await admin.connect();
-    if ((await admin.describeCluster()).brokers.length < count) return false;
-    await admin.describeGroups(keys);
-    for (const p of producers) await p.connect();
+  return probe(brokers, async (cluster) => {
+    if ((await cluster.brokerIds()).length < count) return false;
+    await cluster.describeGroups(keys);
+    await cluster.initTransactions(keys);
     return true;
-  } finally {
-    for (const p of producers) await p.disconnect();
-    await admin.disconnect();
-  }
+  });
 }

@@ -1,7 +1,7 @@
 /**
  * src/kafka/platformatic/retryDelay.ts on the errors @platformatic/kafka 2.12.1 builds for a
- * refused AddPartitionsToTxn (API key 24): a ResponseError, which reads the code into a ProtocolError, as its
- * producer's kTransactionAddPartitions passes it to the retry.
+ * refused AddPartitionsToTxn (API key 24): a ResponseError, which reads the code into a
+ * ProtocolError, as its producer's kTransactionAddPartitions passes it to the retry.
  */
 import { ResponseError } from '@platformatic/kafka';
 import fc from 'fast-check';

@@ -2,8 +2,9 @@
  * The client's one way onto the input topic, shared by all its sessions: one produce request at
  * a time, in call order, batching whatever queued up meanwhile. Per-session order is
  * the contract's first need (contract §3: seq is +1 per event, §8: partitioned by sessionId),
- * and an idempotent producer keeps it only with one request in flight; batching keeps throughput with many
- * sessions sending at once (one produce request carries every session's waiting events).
+ * and an idempotent producer keeps it only with one request in flight; batching keeps
+ * throughput with many sessions sending at once (one produce request carries every session's
+ * waiting events).
  */
 import type { OutRecord, PlainProducer } from '../kafka/transport';
 

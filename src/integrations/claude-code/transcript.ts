@@ -122,7 +122,7 @@ export function classifyLine(line: string, range: LineRange): TranscriptEntry {
     // nested deeper than the stack, from a tool's input or output, must neither crash the hook
     // (Claude Code would go on unguarded at every later call) nor vanish from the turns.
     if (!(e instanceof RangeError)) throw e;
-    return tooDeepTurn(value, range, Buffer.byteLength(line, 'utf8'));
+    return tooDeepTurn(value, range, line);
   }
 }
 
@@ -130,7 +130,7 @@ export function classifyLine(line: string, range: LineRange): TranscriptEntry {
  * A user or assistant line too deeply nested to walk: still a turn the model read, counted by
  * its size, with no text (so no pin) and no tool ids. Anything else is not a turn.
  */
-function tooDeepTurn(value: Json, range: LineRange, bytes: number): TranscriptEntry {
+function tooDeepTurn(value: Json, range: LineRange, line: string): TranscriptEntry {
   if ((value.type !== 'user' && value.type !== 'assistant') || value.isSidechain === true)
     return other(range);
   return {
@@ -138,7 +138,7 @@ function tooDeepTurn(value: Json, range: LineRange, bytes: number): TranscriptEn
     kind: 'turn',
     uuid: str(value.uuid),
     role: value.type === 'assistant' ? 'ASSISTANT' : 'USER',
-    tokens: Math.max(1, Math.ceil(bytes / BYTES_PER_TOKEN)),
+    tokens: estimate(line),
     text: '',
     memory: false,
     toolUseIds: [],

@@ -8,8 +8,8 @@
  * more meanwhile, from where that batch ends (one batch ahead, as kafkajs does): that batch
  * is handed over when the handler resolved all of its own and nothing (seek, pause,
  * revocation) voided it meanwhile, and dropped otherwise, so fetching and processing overlap
- * without a batch ever being handed over out of place. The client is reached through FetchSource only
- * (fetchSource.ts), so that the unit tests drive the loop with a fake.
+ * without a batch ever being handed over out of place. The client is reached through
+ * FetchSource only (fetchSource.ts), so that the unit tests drive the loop with a fake.
  */
 import { IllegalTransitionError, Lifecycle, type TransitionTable } from '../../lifecycle';
 import { settledWithin } from '../../time';

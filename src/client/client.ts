@@ -12,6 +12,7 @@ import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import type { KafkaConnection } from '../kafka/transport/connection';
 import { clientInputPartitions } from '../kafka/topics';
 import { RegistryCodec } from '../registry/codec';
+import { REGISTRATION_ATTEMPTS, registerSchemas } from '../registry/register';
 import { OperationalError, StartupError } from '../errors';
 import { connectionOf } from './connection';
 import { SIGNABLE_EVENT_TYPES, isSignable, type SignableEvent } from '../engine/authority';
@@ -362,12 +363,20 @@ async function reachable<T>(config: Config, step: () => Promise<T>): Promise<T> 
   }
 }
 
-/** The schemas registered: the registry refusing us keeps its code, anything else is unreachable. */
+/**
+ * The schemas registered with the processor's patience (registerSchemas: a registry that stalls
+ * past one call's timeout gets another attempt). The registry refusing us keeps its code,
+ * anything else is unreachable.
+ */
 async function registered(codec: RegistryCodec, config: Config): Promise<void> {
   try {
-    await codec.registerAll();
-  } catch (e) {
-    const message = `schema registry at ${config.registryUrl} (SCHEMA_REGISTRY_URL): ${(e as Error).message}`;
+    await registerSchemas(codec, config.registryUrl);
+  } catch (failure) {
+    // registerSchemas gave up: name the last failure in the client's words, with the count.
+    const gaveUp = failure instanceof StartupError && failure.code === 'REGISTRY_UNREACHABLE';
+    const e = gaveUp ? failure.cause : failure;
+    const attempts = gaveUp ? ` (${REGISTRATION_ATTEMPTS} attempts)` : '';
+    const message = `schema registry at ${config.registryUrl} (SCHEMA_REGISTRY_URL): ${(e as Error).message}${attempts}`;
     if (e instanceof OperationalError && e.code === 'REGISTRY_AUTH_FAILED')
       throw new StartupError('REGISTRY_AUTH_FAILED', message, { cause: e });
     // Names the registry, the subject and the status itself.

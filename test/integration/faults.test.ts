@@ -11,6 +11,7 @@
 import { Rng } from '../../src/sim';
 import type { ContextEvent } from '../../src/engine/events';
 import { verdictType } from '../../src/schema/schemas';
+import { registerSchemas } from '../../src/registry/register';
 import { withHeader } from '../../src/registry/wireFormat';
 import { seedIncident } from '../support/sessionBuilder';
 import {
@@ -232,7 +233,7 @@ describe('contract §8 under faults', () => {
     const bytes = (n: number) =>
       Buffer.from(Array.from({ length: n }, () => Math.floor(rng.next() * 256)));
     try {
-      await codec.registerAll();
+      await registerSchemas(codec, c.registryUrl);
       const seed = seedIncident('fuzz-seed');
       const first = seed.events[0]!;
       const turn = seed.events[1]!;

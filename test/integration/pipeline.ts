@@ -6,6 +6,7 @@ import { DEFAULTS, loadConfig, type Config } from '../../src/config/config';
 import type { ContextEvent } from '../../src/engine/events';
 import { startProcessor, type Running } from '../../src/cli/run';
 import { RegistryCodec } from '../../src/registry/codec';
+import { registerSchemas } from '../../src/registry/register';
 import { auditRecordType, spillRequestType, verdictType } from '../../src/schema/schemas';
 import { serviceEnv } from './env';
 import { Replay, SessionsInPlace, type AuditLineRecord } from '../../src/audit/replay';
@@ -80,7 +81,7 @@ export async function produceEvents(
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   try {
-    if (codec) await codec.registerAll();
+    if (codec) await registerSchemas(codec, registryUrl);
     for (let i = 0; i < events.length; i += 500) {
       const messages: Message[] = events.slice(i, i + 500).map((e) => ({
         key: e.sessionId,

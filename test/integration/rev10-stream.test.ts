@@ -9,6 +9,7 @@ import { PassThrough, Readable } from 'node:stream';
 import type { Message } from 'kafkajs';
 import { runAudit } from '../../src/cli/audit';
 import type { AuditLineRecord } from '../../src/audit/replay';
+import { registerSchemas } from '../../src/registry/register';
 import { rev10Stream } from '../support/rev10Stream';
 import {
   codecFor,
@@ -68,7 +69,7 @@ describe('out-of-band stream: processor = offline audit', () => {
 
     const c = testConfig();
     const codec = codecFor(c);
-    await codec.registerAll();
+    await registerSchemas(codec, c.registryUrl);
     const running = await start(c);
     try {
       const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });

@@ -34,6 +34,7 @@ import { startProcessor } from '../../src/cli/run';
 import { KafkaSecurityError, connectionOptions } from '../../src/kafka/client';
 import { kafkajsClient } from '../../src/kafka/kafkajs';
 import { RegistryAuthError, RegistryCodec } from '../../src/registry/codec';
+import { registerSchemas } from '../../src/registry/register';
 import { startLocalKafka, type LocalKafka } from '../../src/services/localKafka';
 import { cacheDir, DEFAULT_KAFKA_VERSION } from '../../src/services/maven';
 import { seedIncident } from '../support/sessionBuilder';
@@ -221,7 +222,7 @@ describe('Kafka over SASL_SSL (SCRAM-SHA-512)', () => {
     const logged = capturingLogger();
     const running = await startProcessor(c, logged.log);
     try {
-      await codec.registerAll();
+      await registerSchemas(codec, c.registryUrl);
       const b = seedIncident('seed-sec');
       await produce(client, c, codec, b.events);
       const first = await readTopics(
@@ -302,7 +303,7 @@ describe('schema registry over https with basic auth', () => {
       { caFile: pki.caFile },
     );
     try {
-      await codec.registerAll();
+      await registerSchemas(codec, registryUrl);
       const [event] = seedIncident('reg-roundtrip').events;
       const decoded = await codec.decodeEvent(codec.encodeEvent(event!)); // fetches the schema by id
       expect(decoded).toMatchObject({ ok: true });
@@ -432,7 +433,7 @@ describe('ACLs under StandardAuthorizer (src/kafka/acls.ts)', () => {
     // The processor creates its topics, joins its group and restores, as cg-processor only.
     const running = await startProcessor(c, log);
     try {
-      await codec.registerAll();
+      await registerSchemas(codec, c.registryUrl);
       // The orchestrator's own client connects (it sees the input, creates nothing).
       const guard = new GuardClient({ env: {}, config: oc, logger: log });
       await guard.connect();

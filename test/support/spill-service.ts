@@ -16,6 +16,7 @@ import type { SpillCompleted } from '../../src/engine/events';
 import { connectionOptions, kafkaClient } from '../../src/kafka/client';
 import { kafkajsClient } from '../../src/kafka/kafkajs';
 import { RegistryCodec } from '../../src/registry/codec';
+import { registerSchemas } from '../../src/registry/register';
 import { OutputDecoder } from '../../src/registry/outputDecoder';
 import { readTopics } from '../../src/cli/topicReader';
 import { expiryFrom, signed } from '../../src/authority/signing';
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
   });
   const e = await event;
   await reader.stop();
-  await codec.registerAll();
+  await registerSchemas(codec, config.registryUrl);
   const kafka = kafkajsClient(connectionOptions(config.brokers, 'spill-service', log, config));
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();

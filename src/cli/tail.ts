@@ -6,7 +6,7 @@
 import { Command } from 'commander';
 import type { InRecord } from '../kafka/transport';
 import { ConfigError, type Config } from '../config/config';
-import { kafkaClient } from '../kafka/client';
+import { checkKafkaSecurity, kafkaClient } from '../kafka/client';
 import { RegistryCodec } from '../registry/codec';
 import { type OutputKind, OutputDecoder } from '../registry/outputDecoder';
 import { addConnectionOptions, kafkaConnection, toolLogger } from './connection';
@@ -55,6 +55,8 @@ export async function tail(
 ): Promise<void> {
   const { config } = kafkaConnection('tail', flags);
   const log = toolLogger(flags);
+  // A wrong KAFKA_BROKERS fails in seconds, naming the setting, not after a minute of retries.
+  await checkKafkaSecurity(config.brokers, `${config.clientId}-tail`, log, config);
   const kafka = kafkaClient(config.brokers, `${config.clientId}-tail`, log, config);
   const codec = RegistryCodec.fromConfig(config);
   const decoder = new OutputDecoder(codec.registry);

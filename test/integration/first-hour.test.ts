@@ -153,6 +153,21 @@ describe('the demo: run fed by simulate', () => {
     expectOneLine(o, 'KAFKA_UNREACHABLE', 'KAFKA_BROKERS', 'simulate');
   });
 
+  it('tail against an absent broker: exit 3 within 12 s, one line naming KAFKA_BROKERS, no kafkajs retry lines', async () => {
+    const o = await runCli(['tail', 'verdicts', '--no-follow'], {
+      KAFKA_BROKERS: `127.0.0.1:${await freePort()}`,
+      SCHEMA_REGISTRY_URL: registryUrl,
+    });
+    expect(o.status).toBe(3);
+    expect(o.ms).toBeLessThan(12_000);
+    // The on-call tools name no code (TOOL_FAILURES): the line is the message alone.
+    expect(o.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^compaction-guard tail: no Kafka broker answered at .*check KAFKA_BROKERS/,
+      ),
+    ]);
+  });
+
   it('simulate before the processor created the input topic: exit 2 within 10 s, one line naming the topic and CG_INPUT_TOPIC', async () => {
     const c = testConfig();
     const o = await runCli(['simulate', '--sessions', '1', '--events', '5', '--rate', '100'], {

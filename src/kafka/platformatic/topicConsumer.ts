@@ -106,22 +106,33 @@ export function platformaticTopicConsumer(
   let running = false;
   let joins = Promise.resolve();
 
-  /** One record at a time, each committed past once its handler resolved when asked. */
+  /**
+   * One record at a time; when asked, the records whose handlers resolved are committed past
+   * at the batch's end, or before a handler's failure is passed on (kafkajs' autoCommit after
+   * each batch: one commit per batch, not per record).
+   */
   async function records(
     h: Extract<TopicHandlers, { eachRecord: unknown }>,
     batch: FetchedBatch,
     control: LoopControl,
   ): Promise<void> {
-    for (const m of batch.messages) {
-      if (control.isStale() || !running) return;
-      await h.eachRecord(batch.topic, batch.partition, m);
-      if (o.commitOffsets) await commit(batch.topic, batch.partition, BigInt(m.offset) + 1n);
-      control.resolveOffset(m.offset);
+    let done: string | null = null;
+    try {
+      for (const m of batch.messages) {
+        if (control.isStale() || !running) return;
+        await h.eachRecord(batch.topic, batch.partition, m);
+        control.resolveOffset(m.offset);
+        done = m.offset;
+      }
+    } finally {
+      if (o.commitOffsets && done !== null && !control.isStale())
+        await commit(batch.topic, batch.partition, BigInt(done) + 1n);
     }
   }
 
-  async function commit(topic: string, partition: number, offset: bigint): Promise<void> {
-    await consumer.commit({ offsets: [{ topic, partition, offset, leaderEpoch: -1 }] });
+  /** The group's offset of the partition: `next`, the first record not yet handled. */
+  async function commit(topic: string, partition: number, next: bigint): Promise<void> {
+    await consumer.commit({ offsets: [{ topic, partition, offset: next, leaderEpoch: -1 }] });
   }
 
   function loopOf(topic: string, h: TopicHandlers): FetchLoop {

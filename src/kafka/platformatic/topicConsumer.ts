@@ -40,15 +40,14 @@ const REBALANCE_TIMEOUT_MS = 60_000;
 const HEARTBEAT_INTERVAL_MS = 3_000;
 
 /**
- * Where a newly assigned partition starts: where it was sought to, else the group's committed
- * offset, else its earliest record (`fromBeginning`) or its end (the last stable offset, as
- * kafkajs' read_committed consumer). Pure.
+ * Where a newly assigned partition starts: the group's committed offset, else its earliest
+ * record (`fromBeginning`) or its end (the last stable offset, as kafkajs' read_committed
+ * consumer). A seek made before wins over it (FetchLoop.place keeps a sought position). Pure.
  */
 export function startPosition(
-  p: { sought?: bigint; committed: bigint; low: bigint; high: bigint },
+  p: { committed: bigint; low: bigint; high: bigint },
   fromBeginning: boolean,
 ): bigint {
-  if (p.sought !== undefined) return p.sought;
   if (p.committed >= 0n) return p.committed;
   return fromBeginning ? p.low : p.high;
 }

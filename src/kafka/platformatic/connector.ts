@@ -6,28 +6,20 @@
  * needs Node ≥ 22.22.
  */
 import type { BaseOptions } from '@platformatic/kafka';
-import type { Connector, KafkaConnectionOptions, KafkaSecurity } from '../transport/connection';
+import { DEFAULTS } from '../../config/config';
+import type { Connector, KafkaConnectionOptions } from '../transport/connection';
 import { platformaticAdmin } from './admin';
 import { baseOptions } from './connection';
 import { classifyPlatformaticFailure } from './errorTypes';
 import { platformaticIdempotentProducer, platformaticPlainProducer } from './plainProducer';
 import { platformaticTopicConsumer } from './topicConsumer';
 
-/** Plaintext without authentication: what a connection without `security` means. */
-const NO_SECURITY: KafkaSecurity = {
-  kafkaSaslMechanism: 'none',
-  kafkaSaslUsername: null,
-  kafkaSaslPassword: null,
-  kafkaSsl: false,
-  kafkaSslCa: null,
-  kafkaSslRejectUnauthorized: true,
-};
-
 /** The library's options for a connection: where, who, how, and its retries. */
 export function connectorBase(o: KafkaConnectionOptions): BaseOptions {
-  const security = o.security ?? NO_SECURITY;
+  // Without `security`: the settings' defaults, plaintext without authentication.
+  const security = o.security ?? DEFAULTS;
   return {
-    ...baseOptions({ brokers: o.brokers, clientId: o.clientId, ...security }),
+    ...baseOptions({ ...security, brokers: o.brokers, clientId: o.clientId }),
     retries: o.retries,
   };
 }

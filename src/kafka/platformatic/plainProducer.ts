@@ -7,9 +7,7 @@
  * design-notes.md gap 15), each partition's acknowledgement checked and what none acknowledged
  * sent again (src/kafka/acknowledgedSend.ts).
  *
- * What differs from kafkajs, by the library: its sends are not limited to one request in
- * flight by a setting (kafkajs' `maxInFlightRequests: 1`); callers await each send
- * (BatchedProducer), so one is in flight all the same. After a send that failed, it takes a
+ * What differs from kafkajs, by the library: after a send that failed, it takes a
  * new producer id (its idempotent sequences start again), so a batch the broker did write
  * before the failure is written again when sent again: a redelivery, absorbed by eventId
  * (contract §4 steps 0 and 1), as kafkajs' repeated partitions are.
@@ -45,6 +43,8 @@ export function platformaticIdempotentProducer(base: BaseOptions): LibraryProduc
     // once (contract §3: seq +1 per event, no gap, no duplicate).
     idempotent: true,
     acks: -1,
+    // One request in flight per connection (kafkajs' `maxInFlightRequests: 1`).
+    maxInflights: 1,
     // The processor creates the topics (or the client, with the processor's settings).
     autocreateTopics: false,
     // Retried until the broker takes the batch (a bounded count could drop it and break a

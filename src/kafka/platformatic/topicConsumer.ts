@@ -99,6 +99,7 @@ export function platformaticTopicConsumer(
   const consumerLog = log.child({ groupId: o.groupId });
   const sleepers = new Sleepers();
   const loops = new Map<string, FetchLoop>();
+  const fetchers: Consumer[] = [];
   const assigned = new Map<string, number[]>();
   /** Seeks of partitions not (yet) assigned: applied when they are. */
   const sought = new Map<string, bigint>();
@@ -134,8 +135,27 @@ export function platformaticTopicConsumer(
     await consumer.commit({ offsets: [{ topic, partition, offset: next, leaderEpoch: -1 }] });
   }
 
+  /**
+   * A Consumer of its own per topic for the fetches, never joined. With one Consumer fetching
+   * for several topics at once, a second topic stayed unread for 8-10 s at a time (`tail all`
+   * over a finished run: 11 s, against kafkajs' 1.2 s; one topic alone: 0.4 s); what inside
+   * the library holds it back was not found. Apart, they read at once (0.5 s).
+   */
+  function fetcherOf(): Consumer {
+    const fetcher = new Consumer({
+      ...base,
+      groupId: o.groupId,
+      autocommit: false,
+      isolationLevel: FetchIsolationLevels.READ_COMMITTED,
+      maxBytes: MAX_BYTES,
+      maxWaitTime: o.maxWaitMs,
+    });
+    fetchers.push(fetcher);
+    return fetcher;
+  }
+
   function loopOf(topic: string, h: TopicHandlers): FetchLoop {
-    const source = consumerFetchSource(consumer, topic, {
+    const source = consumerFetchSource(fetcherOf(), topic, {
       maxBytes: MAX_BYTES,
       maxBytesPerPartition: MAX_BYTES_PER_PARTITION,
       maxWaitMs: o.maxWaitMs,
@@ -257,7 +277,11 @@ export function platformaticTopicConsumer(
       running = false;
       sleepers.wakeAll();
       await Promise.all([...loops.values()].map((loop) => loop.stop(sessionTimeout)));
-      const closing = Promise.allSettled([consumer.close(true), admin.disconnect()]);
+      const closing = Promise.allSettled([
+        consumer.close(true),
+        ...fetchers.map((f) => f.close(true)),
+        admin.disconnect(),
+      ]);
       await settledWithin(closing, sessionTimeout, undefined);
     },
   };

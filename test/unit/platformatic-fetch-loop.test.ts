@@ -224,7 +224,7 @@ describe('fetch loop of the platformatic transport', () => {
   });
 
   it('never runs two handlers of one partition at once, nor more than partitionsConcurrently in all', async () => {
-    const fake = fakeSource(30);
+    const fake = fakeSource(20 + 12 * 3 + 3);
     const active = new Set<number>();
     let most = 0;
     let overlap = false;
@@ -386,8 +386,16 @@ describe('fetch loop of the platformatic transport', () => {
           },
           [2],
         );
-        await finished;
-        await x.loop.stop(1000);
+        // Bounded, and the loop stopped whatever happens: a loop left running after a failed
+        // run polls its source for ever, and jest never exits.
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<void>((r) => (timer = setTimeout(r, 3_000)));
+        try {
+          await Promise.race([finished, late.then(() => wrong.push(`no batch for action ${i}`))]);
+        } finally {
+          clearTimeout(timer);
+          await x.loop.stop(1000);
+        }
         expect(wrong).toEqual([]);
       }),
       { numRuns: 40 },

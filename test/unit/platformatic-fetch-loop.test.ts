@@ -224,7 +224,7 @@ describe('fetch loop of the platformatic transport', () => {
   });
 
   it('never runs two handlers of one partition at once, nor more than partitionsConcurrently in all', async () => {
-    const fake = fakeSource(20 + 12 * 3 + 3);
+    const fake = fakeSource(30);
     const active = new Set<number>();
     let most = 0;
     let overlap = false;
@@ -342,62 +342,67 @@ describe('fetch loop of the platformatic transport', () => {
   });
 
   it('hands a batch over only where its partition is: whatever each handler resolves and wherever seeks move it, each batch starts at the position', async () => {
+    const FURTHEST_SEEK = 20;
+    const MOST_ACTIONS = 12;
     // Per batch: resolve all, part, nothing, or seek somewhere during the handler.
     const actionArb = fc.oneof(
       fc.constant({ kind: 'all' as const }),
       fc.constant({ kind: 'part' as const }),
       fc.constant({ kind: 'none' as const }),
-      fc.integer({ min: 0, max: 20 }).map((to) => ({ kind: 'seek' as const, to })),
+      fc.integer({ min: 0, max: FURTHEST_SEEK }).map((to) => ({ kind: 'seek' as const, to })),
     );
     await fc.assert(
-      fc.asyncProperty(fc.array(actionArb, { minLength: 1, maxLength: 12 }), async (actions) => {
-        // Longer than any run can read (a seek to 20, then 12 batches of 3), so that a batch
-        // always comes for each action: with 30 records, runs of mostly `all` read to the end
-        // and waited for a batch that never came (a test timeout, about one run in four).
-        const fake = fakeSource(20 + 12 * 3 + 3);
-        // Where the next batch must start (the loop's position, as the handlers left it).
-        let expected = 0n;
-        const wrong: string[] = [];
-        let i = 0;
-        let done!: () => void;
-        const finished = new Promise<void>((r) => (done = r));
-        const x = started(
-          fake,
-          async (b, c) => {
-            const first = BigInt(b.firstOffset()!);
-            if (first !== expected) wrong.push(`batch ${i} at ${first}, expected ${expected}`);
-            const action = actions[i++];
-            if (action === undefined) {
-              done();
-              return;
-            }
-            // Let a fetch ahead happen while the handler holds the batch.
-            await new Promise((r) => setTimeout(r, 2));
-            if (action.kind === 'all') {
-              c.resolveOffset(b.lastOffset());
-              expected = BigInt(b.lastOffset()) + 1n;
-            } else if (action.kind === 'part') {
-              c.resolveOffset(b.firstOffset()!);
-              expected = first + 1n;
-            } else if (action.kind === 'seek') {
-              x.loop.seek(2, BigInt(action.to));
-              expected = BigInt(action.to);
-            }
-          },
-          [2],
-        );
-        // Bounded, and the loop stopped whatever happens: a loop left running after a failed
-        // run polls its source for ever, and jest never exits.
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<void>((r) => (timer = setTimeout(r, 3_000)));
-        try {
-          await Promise.race([finished, late.then(() => wrong.push(`no batch for action ${i}`))]);
-        } finally {
-          clearTimeout(timer);
-          await x.loop.stop(1000);
-        }
-        expect(wrong).toEqual([]);
-      }),
+      fc.asyncProperty(
+        fc.array(actionArb, { minLength: 1, maxLength: MOST_ACTIONS }),
+        async (actions) => {
+          // Longer than any run can read (the furthest seek, then a batch per action), so that a
+          // batch always comes for each action: with 30 records, runs of mostly `all` read to the
+          // end and waited for a batch that never came (a test timeout, about one run in four).
+          const fake = fakeSource(FURTHEST_SEEK + (MOST_ACTIONS + 1) * PER_FETCH);
+          // Where the next batch must start (the loop's position, as the handlers left it).
+          let expected = 0n;
+          const wrong: string[] = [];
+          let i = 0;
+          let done!: () => void;
+          const finished = new Promise<void>((r) => (done = r));
+          const x = started(
+            fake,
+            async (b, c) => {
+              const first = BigInt(b.firstOffset()!);
+              if (first !== expected) wrong.push(`batch ${i} at ${first}, expected ${expected}`);
+              const action = actions[i++];
+              if (action === undefined) {
+                done();
+                return;
+              }
+              // Let a fetch ahead happen while the handler holds the batch.
+              await new Promise((r) => setTimeout(r, 2));
+              if (action.kind === 'all') {
+                c.resolveOffset(b.lastOffset());
+                expected = BigInt(b.lastOffset()) + 1n;
+              } else if (action.kind === 'part') {
+                c.resolveOffset(b.firstOffset()!);
+                expected = first + 1n;
+              } else if (action.kind === 'seek') {
+                x.loop.seek(2, BigInt(action.to));
+                expected = BigInt(action.to);
+              }
+            },
+            [2],
+          );
+          // Bounded, and the loop stopped whatever happens: a loop left running after a failed
+          // run polls its source for ever, and jest never exits.
+          let timer: NodeJS.Timeout | undefined;
+          const late = new Promise<void>((r) => (timer = setTimeout(r, 3_000)));
+          try {
+            await Promise.race([finished, late.then(() => wrong.push(`no batch for action ${i}`))]);
+          } finally {
+            clearTimeout(timer);
+            await x.loop.stop(1000);
+          }
+          expect(wrong).toEqual([]);
+        },
+      ),
       { numRuns: 40 },
     );
   });

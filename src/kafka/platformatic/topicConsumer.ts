@@ -101,8 +101,10 @@ export function platformaticTopicConsumer(
   const loops = new Map<string, FetchLoop>();
   const fetchers: Consumer[] = [];
   const assigned = new Map<string, number[]>();
-  /** Seeks of partitions not (yet) assigned: applied when they are. */
-  const sought = new Map<string, bigint>();
+  /** Seeks of partitions not (yet) assigned: applied when they are, before any fetch. */
+  const sought = new Map<string, bigint>(
+    (o.startAt ?? []).map((s) => [`${s.topic}/${s.partition}`, BigInt(s.offset)]),
+  );
   let running = false;
   let joins = Promise.resolve();
 

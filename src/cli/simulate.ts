@@ -91,7 +91,7 @@ export async function simulate(
   // As `run`: no broker, wrong credentials or an untrusted certificate are one line within
   // seconds (KAFKA_UNREACHABLE, exit 3), not a minute of kafkajs retries and a stack.
   await checkKafkaSecurity(config.brokers, clientId, log, config);
-  const kafka = kafkaClient(config.brokers, clientId, log, config);
+  const kafka = await kafkaClient(config.brokers, clientId, log, config);
   const codec = o.format === 'avro' ? RegistryCodec.fromConfig(config) : null;
   try {
     if (codec !== null) await registerSchemas(codec, config.registryUrl);

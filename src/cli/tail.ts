@@ -57,7 +57,7 @@ export async function tail(
   const log = toolLogger(flags);
   // A wrong KAFKA_BROKERS fails in seconds, naming the setting, not after a minute of retries.
   await checkKafkaSecurity(config.brokers, `${config.clientId}-tail`, log, config);
-  const kafka = kafkaClient(config.brokers, `${config.clientId}-tail`, log, config);
+  const kafka = await kafkaClient(config.brokers, `${config.clientId}-tail`, log, config);
   const codec = RegistryCodec.fromConfig(config);
   const decoder = new OutputDecoder(codec.registry);
   const kinds = topicsOf(stream, config);

@@ -58,6 +58,7 @@ export async function readTopics(
     fromBeginning: o.fromBeginning,
     maxWaitMs: 250,
     commitOffsets: false,
+    startAt: starts,
   });
   let finish: () => void = () => undefined;
   const done = new Promise<void>((resolve) => (finish = resolve));
@@ -87,6 +88,5 @@ export async function readTopics(
       reached(topic, partition, message.offset);
     },
   });
-  for (const s of starts) consumer.seek(s.topic, s.partition, s.offset);
   return { done, stop };
 }

@@ -295,7 +295,7 @@ export class GuardClient {
     const codec = RegistryCodec.fromConfig(config);
     resources.add('schema registry client', () => codec.close());
     await registered(codec, config);
-    const kafka = kafkaClient(config.brokers, clientId, this.log, config);
+    const kafka = await kafkaClient(config.brokers, clientId, this.log, config);
     const producer = kafka.idempotentProducer(this.log);
     resources.add('producer', () => producer.disconnect());
     await reachable(config, () => producer.connect());
@@ -325,13 +325,14 @@ export class GuardClient {
    */
   private async inputPartitions(config: Config): Promise<number> {
     // A few quick retries, not kafkajs' ~1 minute: nobody there is a clear error now.
-    const admin = kafkaClient(
+    const kafka = await kafkaClient(
       config.brokers,
       `${config.clientId}-client`,
       this.log,
       config,
       2,
-    ).admin();
+    );
+    const admin = kafka.admin();
     await reachable(config, () => admin.connect());
     try {
       return await clientInputPartitions(admin, config, this.log);

@@ -1,13 +1,15 @@
 /**
  * The Kafka client of the client library and the commands (a `Connector`,
- * src/kafka/transport/connection.ts: kafkajs), and the first connection's check of the
- * brokers, credentials and certificates. The processor's own transport is chosen by
- * CG_KAFKA_CLIENT (src/cli/run.ts).
+ * src/kafka/transport/connection.ts), chosen by CG_KAFKA_CLIENT as the processor's transport is
+ * (src/cli/run.ts), and the first connection's check of the brokers, credentials and
+ * certificates, which stays on kafkajs (docs/decisions.md 240).
  */
 import type { Logger } from 'pino';
+import { type Config, ConfigError } from '../config/config';
 import { kafkajsConnector } from './kafkajs';
 import type { KafkaFailureCode } from './transport';
 import type {
+  Connector,
   KafkaConnection,
   KafkaConnectionOptions,
   KafkaSecurity,
@@ -21,8 +23,30 @@ export {
   type KafkaSecurity,
 } from './transport/connection';
 
-/** The client of the client library and the commands. */
-const connector = kafkajsConnector;
+/** How a client connects, and which client (CG_KAFKA_CLIENT; omitted: kafkajs). */
+export type KafkaSettings = KafkaSecurity & Partial<Pick<Config, 'kafkaClient'>>;
+
+/** The @platformatic/kafka connector once loaded (only when chosen: ESM-only, Node ≥ 22.22). */
+let platformatic: Connector | null = null;
+
+/** The connector of `client`, loading @platformatic/kafka the first time it is chosen. */
+export async function connectorFor(client: Config['kafkaClient'] = 'kafkajs'): Promise<Connector> {
+  switch (client) {
+    case 'kafkajs':
+      return kafkajsConnector;
+    case 'platformatic': {
+      // Types only of the library in connection.ts: its Node check runs before the library loads.
+      (await import('./platformatic/connection')).requirePlatformaticNode();
+      platformatic ??= (await import('./platformatic/connector')).platformaticConnector;
+      return platformatic;
+    }
+    default:
+      // A Config built by hand (an embedding program) rather than loadConfig.
+      throw new ConfigError(
+        `kafkaClient ${JSON.stringify(client)}: expected kafkajs or platformatic`,
+      );
+  }
+}
 
 /** How a client connects to `brokers` as `clientId`; its own logs go to a child of `log`. */
 export function connectionOptions(
@@ -35,14 +59,28 @@ export function connectionOptions(
   return { brokers, clientId, log, ...(security !== undefined ? { security } : {}), retries };
 }
 
-/** A connection of the client library's and the commands' Kafka client (connectionOptions). */
-export function kafkaClient(...args: Parameters<typeof connectionOptions>): KafkaConnection {
-  return connector.connect(connectionOptions(...args));
+/**
+ * A connection of the client library's and the commands' Kafka client, the one `settings`
+ * chooses (`kafkaClient`), as `connectionOptions` says.
+ */
+export async function kafkaClient(
+  brokers: string[],
+  clientId: string,
+  log: Logger,
+  settings?: KafkaSettings,
+  retries?: number,
+): Promise<KafkaConnection> {
+  const connector = await connectorFor(settings?.kafkaClient);
+  return connector.connect(connectionOptions(brokers, clientId, log, settings, retries));
 }
 
-/** The project's code of a failure of the commands' Kafka client, or null when it is none. */
+/**
+ * The project's code of a failure of the commands' Kafka client, or null when it is none: as
+ * kafkajs classifies it, else as @platformatic/kafka does when it was loaded (each knows only
+ * its own errors).
+ */
 export function kafkaFailureCode(e: unknown): KafkaFailureCode | null {
-  return connector.classify(e);
+  return kafkajsConnector.classify(e) ?? platformatic?.classify(e) ?? null;
 }
 
 /** A start-up failure that retries cannot fix (see STARTUP_FAILURES). */
@@ -136,12 +174,15 @@ async function connectTo(
   s: KafkaSecurity,
 ): Promise<void> {
   const brokers = [broker];
-  const admin = kafkaClient(brokers, `${clientId}-preflight`, log, s, 0).admin();
+  // On kafkajs whatever CG_KAFKA_CLIENT says: @platformatic/kafka's admin connects on its first
+  // request, so its connect() would check nothing (docs/decisions.md 240).
+  const preflight = connectionOptions(brokers, `${clientId}-preflight`, log, s, 0);
+  const admin = kafkajsConnector.connect(preflight).admin();
   try {
     await admin.connect();
   } catch (e) {
     const chain = causeMessages(e);
-    const failure = kafkaFailureCode(e);
+    const failure = kafkajsConnector.classify(e);
     if (failure === 'KAFKA_AUTHENTICATION_FAILED') {
       throw new KafkaSecurityError(
         `Kafka authentication failed (SASL ${s.kafkaSaslMechanism.toUpperCase()} as ${JSON.stringify(s.kafkaSaslUsername ?? '')} at ${brokers.join(',')}): ${chain} ` +

@@ -450,7 +450,7 @@ describe('GuardClient on a real Kafka, registry and processor with a trusted key
     // sending, as a session's request registers it.
     const codec = codecFor(s.config);
     const listener = new VerdictListener(
-      kafkaClient(
+      await kafkaClient(
         s.config.brokers,
         `forged-${s.config.groupId}`,
         pino({ level: 'warn' }),

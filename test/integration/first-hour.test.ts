@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { ENV_NAMES } from '../../src/config/config';
-import { brokers, registryUrl, testConfig } from './pipeline';
+import { brokers, registryUrl, testConfig, testKafkaClient } from './pipeline';
 import {
   REPO_ROOT,
   faultLogFile,
@@ -38,7 +38,8 @@ function runCli(args: string[], env: Record<string, string>, timeoutMs = 30_000)
   const started = Date.now();
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: REPO_ROOT,
-    env: { ...clean, CG_LOG_LEVEL: 'info', ...env },
+    // On the client the suite runs on (CG_KAFKA_CLIENT), as the processor it spawns.
+    env: { ...clean, CG_LOG_LEVEL: 'info', CG_KAFKA_CLIENT: testKafkaClient(), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

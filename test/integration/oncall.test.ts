@@ -36,7 +36,8 @@ function cliEnv(c: Config, httpPort: number): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
-    ...configEnv(c, ['brokers', 'registryUrl', ...TOPIC_KEYS]),
+    // kafkaClient: the commands on the client the suite runs on (CG_KAFKA_CLIENT), as the processor.
+    ...configEnv(c, ['brokers', 'registryUrl', 'kafkaClient', ...TOPIC_KEYS]),
   };
   env.CG_HTTP_HOST = '127.0.0.1';
   env.CG_HTTP_PORT = String(httpPort);

@@ -15,6 +15,12 @@ import { join } from 'node:path';
 import { REPO_ROOT, freePort, portIsFree, terminalEnv, waitFor } from './faults/harness';
 
 const READY_TIMEOUT_MS = 240_000;
+/**
+ * Above the sum of the test's own bounds (the ready line, the verdicts, the stop, the end of
+ * every process), so that a slow step fails with its name rather than jest's bare timeout. Alone
+ * a case takes 30-40 s; beside a heavy suite it once took over the 120 s default.
+ */
+const TEST_TIMEOUT_MS = READY_TIMEOUT_MS + 90_000 + 60_000 + 30_000 + 60_000;
 
 /** A fresh terminal's environment, plus `extra`. */
 function newTerminal(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -213,5 +219,6 @@ describe("the README's quick start on this clone", () => {
       expect(stdout).not.toContain('second signal');
       expect(stdout).toContain('"msg":"shutting down"');
     },
+    TEST_TIMEOUT_MS,
   );
 });

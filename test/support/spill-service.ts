@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const log = pino({ level: 'error' }, pino.destination(2));
   const key = configuredSigningKey(process.env, {}, null)?.key ?? null;
-  const connection = kafkaClient(config.brokers, 'spill-service', log, config);
+  const connection = await kafkaClient(config.brokers, 'spill-service', log, config);
   const codec = RegistryCodec.fromConfig(config);
   const decoder = new OutputDecoder(codec.registry);
   let found: (e: SpillCompleted) => void = () => undefined;

@@ -10,7 +10,11 @@
  */
 import { KafkaJSProtocolError } from 'kafkajs';
 import { causeChain, causeMessages } from '../../errors';
-import { type KafkaFailureCode, PRODUCER_FENCING_TYPES } from '../transport/errors';
+import {
+  type KafkaFailureCode,
+  PRODUCER_FENCING_TYPES,
+  TLS_FAILURE_CODE,
+} from '../transport/errors';
 import { CONNECTION_FAILURE_TEXT, SASL_FAILURE_TEXT, TLS_FAILURE_TEXT } from './errorText';
 
 /**
@@ -30,21 +34,19 @@ const CONNECTION_ERRORS: ReadonlySet<string> = new Set([
   'KafkaJSNumberOfRetriesExceeded',
 ]);
 
-/**
- * Node's codes of a TLS failure (`ERR_TLS_*`, OpenSSL's `ERR_SSL_*`, the X.509 verification
- * codes), as kafkajs copies them onto KafkaJSConnectionError.code.
- */
-const TLS_CODE = /^ERR_(TLS|SSL)_|CERT|SELF_SIGNED|^UNABLE_TO_|^HOSTNAME_MISMATCH$|^INVALID_CA$/;
-
 const nameOf = (x: object) => (x as { name?: unknown }).name;
 
 /** The protocol error type of `x` when it is a KafkaJSProtocolError (or a subclass), else null. */
 const protocolType = (x: object) => (x instanceof KafkaJSProtocolError ? x.type : null);
 
-/** A KafkaJSConnectionError carrying Node's code of a TLS failure. */
+/** A KafkaJSConnectionError carrying Node's code of a TLS failure (kafkajs copies it there). */
 function isTlsConnectionError(x: object): boolean {
   const { code } = x as { code?: unknown };
-  return nameOf(x) === 'KafkaJSConnectionError' && typeof code === 'string' && TLS_CODE.test(code);
+  return (
+    nameOf(x) === 'KafkaJSConnectionError' &&
+    typeof code === 'string' &&
+    TLS_FAILURE_CODE.test(code)
+  );
 }
 
 /** The KafkaJSProtocolError type of a fencing failure in `e`'s chain, or null. */

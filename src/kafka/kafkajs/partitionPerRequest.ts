@@ -8,6 +8,7 @@
  * results compared with what it carried (`sendProblems`).
  */
 import type { TopicMessages, Transaction } from 'kafkajs';
+import { type Acknowledged, acknowledgementProblems } from '../acknowledgedSend';
 
 /**
  * A request's messages as one request per topic-partition, in their order. kafkajs 2.2.4 sends
@@ -54,20 +55,12 @@ export function sendProblems(
   request: readonly TopicMessages[],
   results: readonly SentPartition[],
 ): { missing: string[]; repeated: string[] } {
-  const acked = new Map<string, number>();
-  for (const r of results) {
-    const key = `${r.topicName}/${r.partition}`;
-    acked.set(key, (acked.get(key) ?? 0) + 1);
-  }
-  const missing = new Set<string>();
-  for (const { topic, messages } of request)
-    for (const m of messages) {
-      if (m.partition === undefined) continue; // not pinned: nothing exact to check
-      const key = `${topic}/${m.partition}`;
-      if (!acked.has(key)) missing.add(key);
-    }
-  const repeated = [...acked].filter(([, n]) => n > 1).map(([key]) => key);
-  return { missing: [...missing], repeated };
+  return acknowledgementProblems(request, acknowledged(results));
+}
+
+/** kafkajs' answers as the topic-partitions they acknowledge. Pure. */
+export function acknowledged(results: readonly SentPartition[]): Acknowledged[] {
+  return results.map((r) => ({ topic: r.topicName, partition: r.partition }));
 }
 
 /**

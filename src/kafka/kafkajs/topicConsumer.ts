@@ -40,6 +40,9 @@ export function kafkajsTopicConsumer(kafka: Kafka, o: TopicConsumerOptions): Top
           eachBatchAutoResolve: true,
           eachBatch: ({ batch }) => h.eachBatch(batch),
         });
+      // kafkajs takes seeks only once running; `run` returns before its first fetch, and a
+      // seek is applied at that fetch.
+      for (const s of o.startAt ?? []) consumer.seek(s);
     },
     seek: (topic, partition, offset) => consumer.seek({ topic, partition, offset }),
     stop: () => consumer.disconnect(),

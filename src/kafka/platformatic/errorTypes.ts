@@ -9,7 +9,11 @@
  * answers: bench/probes/platformatic/README.md, gap1), so it is not used.
  */
 import { TimeoutError } from '@platformatic/kafka';
-import { PRODUCER_FENCING_TYPES } from '../transport/errors';
+import {
+  type KafkaFailureCode,
+  PRODUCER_FENCING_TYPES,
+  TLS_FAILURE_CODE,
+} from '../transport/errors';
 
 /**
  * Protocol errors with which the group coordinator refuses a TxnOffsetCommit of a member that
@@ -131,5 +135,36 @@ export function tooLargePartition(e: unknown): { topic: string; partition: numbe
         return { topic: topic.name, partition };
     }
   }
+  return null;
+}
+
+/** The library's error codes (its GenericError's `code`) of a broker not reached in time or at all. */
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['PLT_KFK_NETWORK', 'PLT_KFK_TIMEOUT']);
+
+const codeOf = (x: object) => {
+  const { code } = x as { code?: unknown };
+  return typeof code === 'string' ? code : null;
+};
+
+/**
+ * The project's code for a failure of the library, or null when it is none of these, over the
+ * whole error tree, as kafkajs' `classify` over its cause chain (src/kafka/kafkajs/errorTypes.ts):
+ * SASL refused (its AuthenticationError, or the broker's SASL_AUTHENTICATION_FAILED), the
+ * producer fenced, a record too large, a TLS failure (Node's code on the socket's error, the
+ * library's NetworkError's `cause`), then a broker not reached (its NetworkError or
+ * TimeoutError). The library gives a code for each, so no message text is read.
+ */
+export function classifyPlatformaticFailure(e: unknown): KafkaFailureCode | null {
+  const tree = errorTree(e);
+  if (
+    tree.some(
+      (x) => codeOf(x) === 'PLT_KFK_AUTHENTICATION' || apiIdOf(x) === 'SASL_AUTHENTICATION_FAILED',
+    )
+  )
+    return 'KAFKA_AUTHENTICATION_FAILED';
+  if (firstOf(e, PRODUCER_FENCING_TYPES) !== null) return 'PRODUCER_FENCED';
+  if (isRecordTooLarge(e)) return 'RECORD_TOO_LARGE';
+  if (tree.some((x) => TLS_FAILURE_CODE.test(codeOf(x) ?? ''))) return 'KAFKA_TLS_FAILED';
+  if (tree.some((x) => UNREACHABLE_CODES.has(codeOf(x) ?? ''))) return 'KAFKA_UNREACHABLE';
   return null;
 }

@@ -64,6 +64,12 @@ export interface FetchLoopOptions {
   onHandlerError(error: unknown, stale: boolean): void;
   /** A fetch answered (failures before it were passing ones). */
   onFetched?(): void;
+  /**
+   * A partition's fetch held nothing to hand over (aborted or control records only): its
+   * position moved past `lastOffset` without the handler (a reader that waits for an end
+   * offset counts the markers too).
+   */
+  onPassed?(partition: number, lastOffset: string): void;
 }
 
 /** Fetch error codes after which the partition is read from its earliest offset (fromBeginning). */
@@ -341,6 +347,7 @@ export class FetchLoop {
     if (batch === null) return;
     if (batch.messages.length === 0) {
       this.advance(partition, BigInt(batch.lastOffset()) + 1n);
+      this.o.onPassed?.(partition, batch.lastOffset());
       return;
     }
     this.handling.set(partition, BigInt(batch.lastOffset()) + 1n);

@@ -23,6 +23,13 @@ export type KafkaFailureCode = Extract<
   | 'RECORD_TOO_LARGE'
 >;
 
+/**
+ * Node's codes of a TLS failure (`ERR_TLS_*`, OpenSSL's `ERR_SSL_*`, the X.509 verification
+ * codes), as each client passes on the socket's error.
+ */
+export const TLS_FAILURE_CODE =
+  /^ERR_(TLS|SSL)_|CERT|SELF_SIGNED|^UNABLE_TO_|^HOSTNAME_MISMATCH$|^INVALID_CA$/;
+
 const messageOf = (cause: unknown) => (cause as Error)?.message ?? String(cause);
 
 /**

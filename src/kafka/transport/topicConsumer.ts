@@ -18,6 +18,12 @@ export interface TopicConsumerOptions {
    * handler that rejects leaves its record to be read again); false: nothing is committed.
    */
   commitOffsets: boolean;
+  /**
+   * Where these partitions are first read from, whatever the group committed (a reader's own
+   * start). Applied before the first fetch of each: a seek after `start` could come after a
+   * first batch was handed over, and that batch would then be read twice.
+   */
+  startAt?: readonly { topic: string; partition: number; offset: string }[];
 }
 
 /** What the consumer tells its user: records one by one, or whole batches. */

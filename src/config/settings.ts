@@ -343,9 +343,10 @@ export const SETTINGS = {
     env: 'CG_KAFKA_CLIENT',
     default: 'kafkajs',
     help:
-      'the Kafka client of the processor: kafkajs (one transactional producer per input partition) ' +
-      'or platformatic (@platformatic/kafka: one transactional producer per process, offsets ' +
-      "committed with the group's generation; needs Node ≥ 22.22)",
+      'the Kafka client of the processor, the client library and the commands: kafkajs (one ' +
+      'transactional producer per input partition) or platformatic (@platformatic/kafka: one ' +
+      "transactional producer per process, offsets committed with the group's generation; needs " +
+      'Node ≥ 22.22)',
     parse: oneOf(KAFKA_CLIENTS),
   }),
   instanceId: setting({

@@ -16,6 +16,7 @@ const CONNECTION_KEYS: readonly (keyof Config)[] = [
   'brokers',
   'registryUrl',
   'clientId',
+  'kafkaClient',
   'inputTopic',
   'verdictTopic',
   'spillTopic',

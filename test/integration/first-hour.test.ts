@@ -169,6 +169,25 @@ describe('the demo: run fed by simulate', () => {
     ]);
   });
 
+  it('tail --kafka-client: a wrong value exits 2 at once naming the flag; the flag wins over CG_KAFKA_CLIENT', async () => {
+    const absent = `127.0.0.1:${await freePort()}`;
+    const wrong = await runCli(['tail', 'verdicts', '--no-follow', '--kafka-client', 'bogus'], {
+      KAFKA_BROKERS: absent,
+      SCHEMA_REGISTRY_URL: registryUrl,
+    });
+    expect(wrong.status).toBe(2);
+    expect(wrong.stderr.trim().split('\n')).toEqual([
+      'compaction-guard tail: CG_KAFKA_CLIENT (--kafka-client): expected one of kafkajs, platformatic, got "bogus"',
+    ]);
+    // A wrong env value under a right flag: the settings pass, and the broker check runs.
+    const flagWins = await runCli(
+      ['tail', 'verdicts', '--no-follow', '--kafka-client', 'kafkajs'],
+      { KAFKA_BROKERS: absent, SCHEMA_REGISTRY_URL: registryUrl, CG_KAFKA_CLIENT: 'bogus' },
+    );
+    expect(flagWins.status).toBe(3);
+    expect(flagWins.stderr).toMatch(/no Kafka broker answered/);
+  });
+
   it('simulate before the processor created the input topic: exit 2 within 10 s, one line naming the topic and CG_INPUT_TOPIC', async () => {
     const c = testConfig();
     const o = await runCli(['simulate', '--sessions', '1', '--events', '5', '--rate', '100'], {

@@ -4,7 +4,10 @@
  * bench/probes/platformatic/README.md, where the library's own stream delivered aborted
  * records), seek, pause, a group of two members, the changelog reader, and stop.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
 import type { Consumer as PlatformaticConsumer } from '@platformatic/kafka';
 import { platformaticGroupConsumer } from '../../src/kafka/platformatic/groupConsumer';
 import { platformaticPartitionReader } from '../../src/kafka/platformatic/partitionReader';
@@ -299,6 +302,60 @@ describe('the @platformatic/kafka consumer side on the real broker', () => {
     expect(a.assignments().at(-1)!.group.generationId!).toBeGreaterThan(aNow.group.generationId!);
     await first.stop();
     expect(await groupMembers(o.groupId)).toBe(0);
+  });
+
+  it('a member evicted while stalled and let back in by the library is told that all it held was revoked, even the partitions it gets back', async () => {
+    // The library rejoins on its own after UNKNOWN_MEMBER_ID; before, the join's diff kept the
+    // partitions the member got back, and the processor kept their state, stale by what the
+    // member that held them meanwhile committed (docs/decisions.md 241).
+    const topic = uniq('rejoin');
+    await createTopic(topic, 2);
+    const o = options(topic, { sessionTimeoutMs: 6_000 });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(__dirname, 'rejoin', 'member-child.ts')],
+      {
+        env: { ...process.env, CG_TEST_GROUP_OPTIONS: JSON.stringify(o) },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    const told: Event[] = [];
+    createInterface({ input: child.stdout! }).on('line', (l) => told.push(JSON.parse(l) as Event));
+    const exited = new Promise((r) => child.once('exit', r));
+    try {
+      const assignedToChild = () =>
+        told.filter((e): e is Extract<Event, { kind: 'assigned' }> => e.kind === 'assigned');
+      await until(() => assignedToChild().length === 1, 60_000);
+      const before = assignedToChild()[0]!;
+      expect(before.partitions).toEqual([0, 1]);
+
+      // Stalled past its session timeout: the other member takes both partitions, then leaves.
+      child.kill('SIGSTOP');
+      const other = recorder();
+      const second = started(platformaticGroupConsumer(base, o));
+      await second.start(other.handlers);
+      await until(() => other.assignments().at(-1)?.partitions.length === 2, 60_000);
+      await second.stop();
+
+      // Back: the library rejoins under a new member id and gets both partitions again.
+      const toldBefore = told.length;
+      child.kill('SIGCONT');
+      await until(() => assignedToChild().length === 2, 60_000);
+      const after = assignedToChild()[1]!;
+      expect(after.partitions).toEqual([0, 1]);
+      expect(after.group.memberId).not.toBe(before.group.memberId);
+      // Not kept: everything it held was revoked before the new assignment (so the processor
+      // restores them from the changelog as new partitions).
+      expect(told.slice(toldBefore).filter((e) => e.kind !== 'crashed')).toEqual([
+        { kind: 'revoked', partitions: [0, 1] },
+        after,
+      ]);
+    } finally {
+      child.kill('SIGCONT');
+      child.kill('SIGTERM');
+      await Promise.race([exited, sleep(15_000)]);
+      child.kill('SIGKILL');
+    }
   });
 
   it("assigns a partition only once an open transaction's offsets of the group are committed, and starts there", async () => {

@@ -22,7 +22,12 @@ import type {
 } from '../transport/consumer';
 import type { GroupMetadata } from '../transport/producer';
 import { stableCommittedOffsets } from './admin';
-import { assignmentChange, topicPartitions } from './assignment';
+import {
+  assignmentChange,
+  membershipContinues,
+  topicPartitions,
+  type Membership,
+} from './assignment';
 import { hasProtocolError } from './errorTypes';
 import { FETCH_RETRY_MS, FetchLoop } from './fetchLoop';
 import { consumerFetchSource } from './fetchSource';
@@ -71,6 +76,8 @@ export function platformaticGroupConsumer(
   const sleepers = new Sleepers();
   let handlers: GroupHandlers | null = null;
   let assigned: number[] = [];
+  /** The membership of the last join told (null: none, or it was lost since). */
+  let membership: Membership | null = null;
   const lifecycle = new Lifecycle<GroupState>(
     GROUP_TRANSITIONS,
     'created',
@@ -167,17 +174,21 @@ export function platformaticGroupConsumer(
     if (!isRunning() || handlers === null) return;
     const h = handlers;
     const now = topicPartitions(consumer.assignments, o.topic);
-    const { revoked, added } = assignmentChange(assigned, now);
-    assigned = now;
-    joinCount += 1;
-    const join = joinCount;
-    loop.remove(revoked);
-    loop.add(added);
     const group: GroupMetadata = {
       groupId: o.groupId,
       generationId: e.generationId ?? consumer.generationId,
       memberId: e.memberId,
     };
+    // A partition is kept only across consecutive generations of one member: after a missed
+    // one, another member may have processed it, so it is revoked and restored like a new one.
+    const continued = membershipContinues(membership, group);
+    membership = group;
+    const { revoked, added } = assignmentChange(assigned, now, continued);
+    assigned = now;
+    joinCount += 1;
+    const join = joinCount;
+    loop.remove(revoked);
+    loop.add(added);
     tell(async () => {
       h.revoked(revoked);
       const positions = await startPositions(added);
@@ -209,6 +220,7 @@ export function platformaticGroupConsumer(
     const h = handlers;
     const lost = assigned;
     assigned = [];
+    membership = null;
     joinCount += 1;
     loop.remove(lost);
     tell(() => {

@@ -101,6 +101,14 @@ export const ERROR_CODES = {
   /** Processor: a transaction failed after it began (committed or not is unknown): resync. */
   TRANSACTION_OUTCOME_UNKNOWN: { retriable: false, exitCode: null, toolExitCode: null },
   /**
+   * Processor: a partition's changelog was read back to an input position before the group's
+   * committed offset of that partition. Each batch's transaction writes both, so what was read
+   * is missing transactions the group committed (a replica that lost or hid them): kept, the
+   * state would be stale and those records processed twice. The restore is tried again; the
+   * partition processes nothing until a read agrees (src/kafka/groupRestore.ts).
+   */
+  RESTORE_BEHIND_COMMITTED: { retriable: true, exitCode: null, toolExitCode: null },
+  /**
    * Processor: the broker refused a record of a batch's transaction as too large
    * (MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE). Sending it again cannot work: the transaction is
    * aborted, the topic's record limit lowered below it, and the batch planned again, so the

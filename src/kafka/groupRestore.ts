@@ -4,12 +4,13 @@
  * together, until it succeeds or they are gone (`restoreGroup`); and one attempt for any set of
  * tasks (`restoreOnce`), which a task's own resynchronisation uses. Per attempt: each task's
  * producer connected (a new one fences any zombie of its partition), its state cleared and a
- * barrier written; then one read of the changelog up to every barrier (restore.ts).
+ * barrier written; then one read of the changelog up to every barrier (restore.ts), checked
+ * against the group's committed offsets (a read behind them is tried again).
  */
 import type { Logger } from 'pino';
 import { retryUntilDone } from '../retry';
 import type { ProcessorObserver } from './processorObserver';
-import type { RestoreTarget } from './restore';
+import { RestoreBehindCommittedError, behindCommitted, type RestoreTarget } from './restore';
 
 /** Pause before a failed restore or resynchronisation of a partition is tried again. */
 export const RESTORE_RETRY_MS = 1_000;
@@ -25,6 +26,8 @@ export interface RestoreHost {
   readinessChanged(): void;
   /** Reads the changelog up to each target's barrier, filling it (restorePartitions). */
   readChangelog(targets: RestoreTarget[]): Promise<void>;
+  /** The group's committed input offsets of `partitions`, for those that have one. */
+  committedOffsets(partitions: readonly number[]): Promise<ReadonlyMap<number, string>>;
   /**
    * The pause before a failed attempt is tried again (a restore, a resync, a batch that failed
    * before its transaction); default 1 s (tests shorten it).
@@ -83,10 +86,22 @@ export async function restoreOnce(
   const targets: RestoreTarget[] = [];
   for (const t of tasks) targets.push(await t.prepareRestore());
   await host.readChangelog(targets);
+  // Read after the changelog: the transactions before the barriers have ended by then, so
+  // their offsets are committed, and a read that missed one of them shows (behindCommitted).
+  const behind = behindCommitted(
+    targets,
+    await host.committedOffsets(targets.map((t) => t.partition)),
+  );
+  if (behind.length > 0) throw new RestoreBehindCommittedError(behind);
   for (const [i, t] of tasks.entries()) t.restored(targets[i]!.position ?? null);
   const ms = host.clock() - started;
   host.observer.restored?.(ms / 1000);
   host.readinessChanged();
   const sessions = tasks.reduce((n, t) => n + t.sessionCount, 0);
-  host.log.info({ partitions: tasks.map((t) => t.partition), sessions, ms }, 'state restored');
+  // Where each partition's state is, by input offset: what its consumer resumes from.
+  const positions = Object.fromEntries(targets.map((t) => [t.partition, t.position ?? null]));
+  host.log.info(
+    { partitions: tasks.map((t) => t.partition), positions, sessions, ms },
+    'state restored',
+  );
 }

@@ -380,7 +380,7 @@ export class PartitionTask implements RestoringTask {
       }
       this.committed(plan, batch, (times.committed - t0) / 1000);
       this.capacity?.release(plan.reserved);
-      this.logCommit(plan.taken, plan.records, t0, t1, times);
+      this.logCommit(plan.taken, plan.records, t0, t1, times, plan.nextOffset);
       return plan;
     }
   }
@@ -518,12 +518,14 @@ export class PartitionTask implements RestoringTask {
     t0: number,
     t1: number,
     times: CommitTimes,
+    nextOffset: string,
   ): void {
     if (!this.log.isLevelEnabled('debug')) return;
     const ms = (x: number) => Math.round(x * 10) / 10;
     this.log.debug(
       {
         partition: this.partition,
+        nextOffset,
         messages,
         records,
         processMs: ms(t1 - t0),

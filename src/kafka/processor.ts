@@ -271,6 +271,7 @@ export class Processor implements SessionDirectory {
       stopping: () => this.stopping,
       seekInput: (partition, offset) => this.seekInput(partition, offset),
       committedOffset: (partition) => this.committedOffset(partition),
+      committedOffsets: (partitions) => this.committedOffsets(partitions),
       readinessChanged: () => this.observer.readiness?.(this.isReady()),
     };
   }
@@ -318,18 +319,31 @@ export class Processor implements SessionDirectory {
    */
   private async committedOffset(partition: number): Promise<string> {
     const { transport, config: c } = this.deps;
+    const committed = (await this.committedOffsets([partition])).get(partition);
+    if (committed !== undefined) return committed;
     const admin = transport.admin();
     await admin.connect();
     try {
-      const committed =
-        (await admin.committedOffsets(c.groupId, c.inputTopic)).find(
-          (p) => p.partition === partition,
-        )?.offset ?? '-1';
-      if (committed !== '-1') return committed;
       const low = (await admin.topicOffsets(c.inputTopic)).find(
         (p) => p.partition === partition,
       )?.low;
       return low ?? '0';
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  /** The group's committed input offsets of `partitions`, for those that have one. */
+  private async committedOffsets(partitions: readonly number[]): Promise<Map<number, string>> {
+    const { transport, config: c } = this.deps;
+    const wanted = new Set(partitions);
+    const admin = transport.admin();
+    await admin.connect();
+    try {
+      const out = new Map<number, string>();
+      for (const p of await admin.committedOffsets(c.groupId, c.inputTopic))
+        if (wanted.has(p.partition) && p.offset !== '-1') out.set(p.partition, p.offset);
+      return out;
     } finally {
       await admin.disconnect();
     }

@@ -17,6 +17,7 @@ import {
 } from './changelogKeys';
 import type { RefusedFilter } from './capacity/refusedFilter';
 import type { SessionStates } from './sessionStates';
+import { OperationalError } from '../errors';
 import type { InRecord, TransactionalProducer, Transport } from './transport';
 
 /** How long one read of the changelog up to the barriers may take before it is tried again. */
@@ -155,4 +156,47 @@ export function applyChangelogRecord(
     if (chunk !== null) target.refused?.restore(chunk, m.value);
   }
   return false;
+}
+
+/** A restored partition whose input position is behind the group's committed offset. */
+export interface RestoreBehind {
+  readonly partition: number;
+  readonly position: string;
+  readonly committed: string;
+}
+
+/**
+ * The targets read back to an input position before the group's committed offset of their
+ * partition (`committed`: the partitions that have one). Every batch's transaction writes the
+ * position record and commits the offset together, so the committed offset can lag the position
+ * (a coordinator failover, changelogKeys.ts) but never lead it: when it does, the read missed
+ * committed transactions. A target without a position (a changelog written before position
+ * records) is not judged.
+ */
+export function behindCommitted(
+  targets: readonly RestoreTarget[],
+  committed: ReadonlyMap<number, string>,
+): RestoreBehind[] {
+  const behind: RestoreBehind[] = [];
+  for (const t of targets) {
+    const c = committed.get(t.partition);
+    const position = t.position ?? null;
+    if (c === undefined || position === null) continue;
+    if (BigInt(position) < BigInt(c))
+      behind.push({ partition: t.partition, position, committed: c });
+  }
+  return behind;
+}
+
+/** A restore that must not be used: its read missed committed transactions (`behindCommitted`). */
+export class RestoreBehindCommittedError extends OperationalError {
+  constructor(readonly behind: readonly RestoreBehind[]) {
+    super(
+      'RESTORE_BEHIND_COMMITTED',
+      `the changelog was read back to an input position before the group's committed offset (${behind
+        .map((b) => `partition ${b.partition}: position ${b.position}, committed ${b.committed}`)
+        .join('; ')}): committed transactions are missing from what was read; reading again`,
+    );
+    this.name = 'RestoreBehindCommittedError';
+  }
 }

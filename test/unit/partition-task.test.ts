@@ -20,7 +20,8 @@ import { typedFailure } from '../../src/kafka/kafkajs/transactionalProducer';
 import { PartitionTask, type TaskHost } from '../../src/kafka/partition';
 import type { ProcessorObserver } from '../../src/kafka/processorObserver';
 import { RecordLimits } from '../../src/kafka/recordLimits';
-import { applyChangelogRecord, type RestoreTarget } from '../../src/kafka/restore';
+import { SessionStates } from '../../src/kafka/sessionStates';
+import { applyChangelogRecord, behindCommitted, type RestoreTarget } from '../../src/kafka/restore';
 import type {
   FetchedBatch,
   OutRecord,
@@ -94,13 +95,29 @@ class FakeCluster {
     return p;
   };
 
+  /** Reads of the changelog that miss the last committed batch (a replica that hides it). */
+  hideLastBatch = 0;
+
   /** As restorePartitions: each target's changelog records up to its barrier. */
   readChangelog = async (targets: RestoreTarget[]): Promise<void> => {
+    const hidden = this.hideLastBatch > 0 ? this.batches().at(-1) : undefined;
+    if (hidden !== undefined) this.hideLastBatch--;
+    const records = this.committed
+      .filter((c) => c !== hidden)
+      .flatMap((c) =>
+        c.records.filter((r) => r.topic === CONFIG.changelogTopic).map((r) => r.message),
+      );
     for (const t of targets) {
       t.position = null;
-      for (const m of this.records(CONFIG.changelogTopic))
+      for (const m of records)
         if (applyChangelogRecord(t, m as never, positionKey(CONFIG.inputTopic), DECIDED_AT)) break;
     }
+  };
+
+  /** The group's committed offset: the last batch's (partition 0 only). */
+  committedOffsets = async (): Promise<ReadonlyMap<number, string>> => {
+    const last = this.batches().at(-1)?.offset;
+    return new Map(last === undefined || last === null ? [] : [[0, last]]);
   };
 }
 
@@ -173,6 +190,7 @@ function hostOf(cluster: FakeCluster): { host: TaskHost; seen: Seen } {
     readinessChanged: () => undefined,
     newProducer: cluster.newProducer,
     readChangelog: cluster.readChangelog,
+    committedOffsets: cluster.committedOffsets,
     retryPauseMs: 1,
   };
   return { host, seen };
@@ -367,6 +385,29 @@ describe('a partition task', () => {
     ]);
   });
 
+  it('a resync whose changelog read misses a committed transaction is not used: it reads again, and the batch is not processed twice', async () => {
+    const { task, cluster, seen } = await runningTask();
+    const second = haltThenAcknowledgeExample();
+    const first = batchOf(EVENTS, 0);
+    const next = batchOf(second, EVENTS.length);
+    expect(await task.process(first, GROUP)).toMatchObject({ kind: 'committed' });
+    // Both commit; then the changelog reads of a resync miss the second, twice.
+    expect(await task.process(next, GROUP)).toMatchObject({ kind: 'committed' });
+    cluster.hideLastBatch = 2;
+    task.resync(new Error('the consumer crashed'));
+    await task.whenSettled();
+
+    // Two reads behind the committed offset were not used; the third agreed.
+    expect(cluster.hideLastBatch).toBe(0);
+    expect(task.phase).toBe('running');
+    expect(seen.seeks).toEqual([String(EVENTS.length + second.length)]);
+    const all = expected([...EVENTS, ...second]);
+    expect(statesOf(task)).toEqual(all.states);
+    // Fetched again from an older position, the second batch is skipped, not committed again.
+    expect(await task.process(next, GROUP)).toMatchObject({ kind: 'committed', lastOffset: null });
+    expect(verdicts(cluster)).toEqual(all.verdicts);
+  });
+
   it('a revoked task touches nothing after a failed transaction: no seek, no resync', async () => {
     const { task, cluster, seen } = await runningTask();
     cluster.failNext('send', protocolError('NOT_LEADER_FOR_PARTITION', 6, true));
@@ -378,5 +419,29 @@ describe('a partition task', () => {
       resyncs: 0,
       phase: 'revoked',
     });
+  });
+});
+
+describe('behindCommitted', () => {
+  const target = (partition: number, position: string | null): RestoreTarget => ({
+    partition,
+    nonce: 'n',
+    states: new SessionStates(),
+    position,
+  });
+
+  it('names only the partitions read back to a position before the committed offset', () => {
+    const committed = new Map([
+      [0, '10'],
+      [1, '10'],
+      [2, '10'],
+      [3, '10'],
+    ]);
+    expect(
+      behindCommitted(
+        [target(0, '9'), target(1, '10'), target(2, '12'), target(3, null), target(4, '0')],
+        committed,
+      ),
+    ).toEqual([{ partition: 0, position: '9', committed: '10' }]);
   });
 });

@@ -54,6 +54,15 @@ export interface RestoreTarget {
    * before position records, or a partition that never committed a batch).
    */
   position?: string | null;
+  /** Set by the restore: what the read saw of the partition (for a restore found wrong). */
+  read?: ReadSummary;
+}
+
+/** The offsets a restore read of one changelog partition, up to and including its barrier. */
+export interface ReadSummary {
+  records: number;
+  firstOffset: string | null;
+  lastOffset: string | null;
 }
 
 /**
@@ -81,7 +90,10 @@ export async function restorePartitions(
   if (targets.length === 0) return;
   const ownPosition = positionKey(inputTopic);
   const now = clock();
-  for (const t of targets) t.position = null;
+  for (const t of targets) {
+    t.position = null;
+    t.read = { records: 0, firstOffset: null, lastOffset: null };
+  }
   const pending = new Map(targets.map((t) => [t.partition, t]));
   const reader = transport.partitionReader({
     groupId: `${groupPrefix}.restore.${randomUUID()}`,
@@ -113,7 +125,11 @@ export async function restorePartitions(
         if (!targets.some((t) => t.partition === batch.partition)) reader.pause([batch.partition]);
         return;
       }
+      const read = (target.read ??= { records: 0, firstOffset: null, lastOffset: null });
       for (const m of batch.messages) {
+        read.records += 1;
+        read.firstOffset ??= m.offset;
+        read.lastOffset = m.offset;
         if (!applyChangelogRecord(target, m, ownPosition, now)) continue;
         pending.delete(batch.partition);
         reader.pause([batch.partition]);
@@ -163,6 +179,7 @@ export interface RestoreBehind {
   readonly partition: number;
   readonly position: string;
   readonly committed: string;
+  readonly read?: ReadSummary;
 }
 
 /**
@@ -183,7 +200,12 @@ export function behindCommitted(
     const position = t.position ?? null;
     if (c === undefined || position === null) continue;
     if (BigInt(position) < BigInt(c))
-      behind.push({ partition: t.partition, position, committed: c });
+      behind.push({
+        partition: t.partition,
+        position,
+        committed: c,
+        ...(t.read === undefined ? {} : { read: t.read }),
+      });
   }
   return behind;
 }
@@ -194,7 +216,13 @@ export class RestoreBehindCommittedError extends OperationalError {
     super(
       'RESTORE_BEHIND_COMMITTED',
       `the changelog was read back to an input position before the group's committed offset (${behind
-        .map((b) => `partition ${b.partition}: position ${b.position}, committed ${b.committed}`)
+        .map(
+          (b) =>
+            `partition ${b.partition}: position ${b.position}, committed ${b.committed}` +
+            (b.read === undefined
+              ? ''
+              : `, ${b.read.records} records read at offsets ${b.read.firstOffset ?? '-'} to ${b.read.lastOffset ?? '-'}`),
+        )
         .join('; ')}): committed transactions are missing from what was read; reading again`,
     );
     this.name = 'RestoreBehindCommittedError';

@@ -21,7 +21,12 @@ import { PartitionTask, type TaskHost } from '../../src/kafka/partition';
 import type { ProcessorObserver } from '../../src/kafka/processorObserver';
 import { RecordLimits } from '../../src/kafka/recordLimits';
 import { SessionStates } from '../../src/kafka/sessionStates';
-import { applyChangelogRecord, behindCommitted, type RestoreTarget } from '../../src/kafka/restore';
+import {
+  RestoreBehindCommittedError,
+  applyChangelogRecord,
+  behindCommitted,
+  type RestoreTarget,
+} from '../../src/kafka/restore';
 import type {
   FetchedBatch,
   OutRecord,
@@ -443,5 +448,16 @@ describe('behindCommitted', () => {
         committed,
       ),
     ).toEqual([{ partition: 0, position: '9', committed: '10' }]);
+  });
+
+  it("names what the read saw in the error's message", () => {
+    const t = { ...target(0, '9'), read: { records: 12, firstOffset: '0', lastOffset: '40' } };
+    const behind = behindCommitted([t], new Map([[0, '10']]));
+    expect(new RestoreBehindCommittedError(behind).message).toBe(
+      "the changelog was read back to an input position before the group's committed offset " +
+        '(partition 0: position 9, committed 10, 12 records read at offsets 0 to 40): committed ' +
+        'transactions are missing from what was read; reading again',
+    );
+    expect(new RestoreBehindCommittedError(behind).code).toBe('RESTORE_BEHIND_COMMITTED');
   });
 });

@@ -109,6 +109,13 @@ export const ERROR_CODES = {
    */
   RESTORE_BEHIND_COMMITTED: { retriable: true, exitCode: null, toolExitCode: null },
   /**
+   * Processor on @platformatic/kafka: a read_committed response the client's own filter may have
+   * cut committed records from (gap 13, src/kafka/platformatic/records.ts) could not be read
+   * again read_uncommitted to filter it ourselves. Nothing of it is delivered; the fetch is
+   * tried again.
+   */
+  FETCH_REREAD_FAILED: { retriable: true, exitCode: null, toolExitCode: null },
+  /**
    * Processor: the broker refused a record of a batch's transaction as too large
    * (MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE). Sending it again cannot work: the transaction is
    * aborted, the topic's record limit lowered below it, and the batch planned again, so the

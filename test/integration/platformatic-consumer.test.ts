@@ -66,6 +66,45 @@ async function writeTransactions(topic: string): Promise<void> {
   });
 }
 
+/**
+ * The probe of gap 13 on partition 0, all of one transactional producer (one producer id): an
+ * aborted transaction, DATALESS_COMMITTED committed ones, then a transaction whose only send the
+ * broker refuses (a record above the topic's max.message.bytes), aborted: its abort marker has no
+ * data of its own and the broker lists no aborted transaction for it. Returns the committed
+ * values and the log's end.
+ */
+const DATALESS_COMMITTED = 4;
+async function writeDatalessAbort(topic: string): Promise<{ committed: string[]; end: bigint }> {
+  await withAdmin((admin) =>
+    admin.createTopics({
+      topics: [
+        { topic, numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: '2000' }] },
+      ],
+      waitForLeaders: true,
+    }),
+  );
+  const committed: string[] = [];
+  await withTransactionalProducer(async (producer) => {
+    const aborted = await producer.transaction();
+    await aborted.send({ topic, messages: [{ partition: 0, value: 'a-A-0' }] });
+    await aborted.abort();
+    for (let i = 0; i < DATALESS_COMMITTED; i++) {
+      const txn = await producer.transaction();
+      const values = [`c${i}-C-0`, `c${i}-C-1`];
+      await txn.send({ topic, messages: values.map((value) => ({ partition: 0, value })) });
+      await txn.commit();
+      committed.push(...values);
+    }
+    const refused = await producer.transaction();
+    await expect(
+      refused.send({ topic, messages: [{ partition: 0, value: 'x'.repeat(4000) }] }),
+    ).rejects.toThrow(/larger than the max message size/);
+    await refused.abort();
+  });
+  const [end] = await withAdmin((admin) => admin.fetchTopicOffsets(topic));
+  return { committed, end: BigInt(end!.high) };
+}
+
 /** One transactional producer of kafkajs (one producer id) for `work`. */
 async function withTransactionalProducer<T>(work: (p: Producer) => Promise<T>): Promise<T> {
   const producer = kafka.producer({
@@ -229,6 +268,49 @@ describe('the @platformatic/kafka consumer side on the real broker', () => {
       consumer.seek(0, '7');
       await until(() => r.batches.length > after);
       expect(r.batches[after]!.firstOffset()).toBe('12');
+    });
+  });
+
+  describe('committed transactions between an aborted one and a data-less abort marker of the same producer (gap 13)', () => {
+    let topic: string;
+    let written: { committed: string[]; end: bigint };
+    beforeAll(async () => {
+      topic = uniq('gap13');
+      written = await writeDatalessAbort(topic);
+      // An aborted record, 4 committed transactions of 2 and their markers, the data-less marker.
+      expect(written.end).toBe(2n + 3n * BigInt(DATALESS_COMMITTED) + 1n);
+    });
+
+    it("the changelog reader delivers every committed record, which the library's own filter cuts", async () => {
+      const reader = started(
+        platformaticPartitionReader(base, {
+          groupId: uniq('reader'),
+          topic,
+          maxBytesPerPartition: 1024 * 1024,
+          maxBytes: 10 * 1024 * 1024,
+          maxWaitMs: 100,
+          partitionsConcurrently: 1,
+        }),
+      );
+      const values: string[] = [];
+      await reader.start(async (batch) => {
+        values.push(...batch.messages.map((m) => m.value!.toString()));
+      });
+      // Without the second fetch nothing at all arrives: wait a bounded time, then compare.
+      await until(() => values.length >= written.committed.length, 10_000).catch(() => undefined);
+      await sleep(300);
+      expect(values).toEqual(written.committed);
+    });
+
+    it('the group consumer delivers every committed record once, its position at the log end', async () => {
+      const r = recorder();
+      const consumer = started(platformaticGroupConsumer(base, options(topic)));
+      const asked = fetchOffsets(consumer.client);
+      await consumer.start(r.handlers);
+      await until(() => (asked.get(0) ?? []).includes(written.end));
+      await sleep(300);
+      expect(r.values()).toEqual(written.committed);
+      expect(r.events.filter((e) => e.kind === 'crashed')).toEqual([]);
     });
   });
 

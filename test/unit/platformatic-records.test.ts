@@ -8,7 +8,13 @@
  */
 import fc from 'fast-check';
 import type { fetchV17, KafkaRecord, RecordsBatch } from '@platformatic/kafka';
-import { committedBatches, fetchedBatch, headersOf } from '../../src/kafka/platformatic/records';
+import {
+  committedBatches,
+  fetchedBatch,
+  headersOf,
+  libraryMayHaveDropped,
+  withUnfilteredBatches,
+} from '../../src/kafka/platformatic/records';
 
 const TRANSACTIONAL = 1 << 4;
 const CONTROL = 1 << 5;
@@ -17,7 +23,12 @@ const LOG_APPEND_TIME = 1 << 3;
 type Step =
   | { kind: 'write'; producer: number; n: number }
   | { kind: 'end'; producer: number; commit: boolean }
-  | { kind: 'plain'; n: number };
+  | { kind: 'plain'; n: number }
+  /**
+   * An abort marker of a transaction that wrote nothing to this partition (its produce refused
+   * or truncated): Kafka writes the marker and lists no aborted transaction for it (gap 13).
+   */
+  | { kind: 'dataless-abort'; producer: number };
 
 interface Log {
   batches: RecordsBatch[];
@@ -97,6 +108,10 @@ function logOf(steps: Step[]): Log {
   for (const s of steps) {
     if (s.kind === 'plain') {
       for (const offset of data(s.n, 0, -1n)) log.records.push({ offset, visible: true });
+    } else if (s.kind === 'dataless-abort') {
+      if (open.has(s.producer)) continue;
+      log.batches.push(marker(next, BigInt(1000 + s.producer), false));
+      next += 1n;
     } else if (s.kind === 'write') {
       const txn = open.get(s.producer) ?? { firstOffset: next, offsets: [] };
       open.set(s.producer, txn);
@@ -118,6 +133,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   }),
   fc.record({ kind: fc.constant('end' as const), producer: fc.nat(1), commit: fc.boolean() }),
   fc.record({ kind: fc.constant('plain' as const), n: fc.integer({ min: 1, max: 3 }) }),
+  fc.record({ kind: fc.constant('dataless-abort' as const), producer: fc.nat(1) }),
 );
 
 /**
@@ -133,6 +149,9 @@ function response(log: Log, fetchOffset: bigint, count: number, order: number[])
   const batches = log.batches.slice(from, from + count);
   const last = batches[batches.length - 1]!;
   const upper = last.firstOffset + BigInt(last.lastOffsetDelta) + 1n;
+  // read_uncommitted from the same offset: at least as far (the same size limit, up to the high
+  // watermark rather than the last stable offset), here some batches further.
+  const uncommitted = log.batches.slice(from, from + count + 3);
   const listed = log.aborted
     .filter((a) => a.markerOffset >= fetchOffset && a.firstOffset < upper)
     .map(({ producerId, firstOffset }) => ({ producerId, firstOffset }));
@@ -140,7 +159,21 @@ function response(log: Log, fetchOffset: bigint, count: number, order: number[])
     .map((a, i) => ({ a, k: order[i % Math.max(order.length, 1)] ?? i }))
     .sort((x, y) => x.k - y.k)
     .map((x) => x.a);
-  return { batches, upper, aborted: shuffled, inLogOrder: listed };
+  return { batches, uncommitted, upper, aborted: shuffled, inLogOrder: listed };
+}
+
+/**
+ * What the transport's fetch source (src/kafka/platformatic/fetchSource.ts) makes of a
+ * read_committed response the library has filtered: read again read_uncommitted where the
+ * library's filter may have cut committed batches.
+ */
+function throughTheLibrary(r: ReturnType<typeof response>) {
+  const raw = {
+    highWatermark: 99n,
+    abortedTransactions: r.aborted,
+    records: libraryFilter(r.batches, r.inLogOrder),
+  };
+  return libraryMayHaveDropped(raw) ? withUnfilteredBatches(raw, r.uncommitted) : raw;
 }
 
 /**
@@ -186,12 +219,13 @@ const fetchCase = fc
   });
 
 describe('read_committed filter of a raw fetch response (platformatic records.ts)', () => {
-  it("delivers exactly the committed and non-transactional records of the window, in order, whatever the cut and the listing order, the library's own filter before it or not", () => {
+  it("delivers exactly the committed and non-transactional records of the window, in order, whatever the cut and the listing order, data-less abort markers among them, the library's own filter before it or not", () => {
     fc.assert(
       fc.property(fetchCase, ({ log, fetchOffset, count, order, libraryFirst }) => {
         const r = response(log, fetchOffset, count, order);
-        const records = libraryFirst ? libraryFilter(r.batches, r.inLogOrder) : r.batches;
-        const raw = { highWatermark: 99n, abortedTransactions: r.aborted, records };
+        const raw = libraryFirst
+          ? throughTheLibrary(r)
+          : { highWatermark: 99n, abortedTransactions: r.aborted, records: r.batches };
         const got = fetchedBatch('t', 0, raw, fetchOffset)!;
         const expected = log.records
           .filter((x) => x.visible && x.offset >= fetchOffset && x.offset < r.upper)
@@ -264,6 +298,75 @@ describe('read_committed filter of a raw fetch response (platformatic records.ts
       committed,
     );
     expect(batch(libraryFilter(r.batches, r.aborted)).messages).toEqual([]);
+  });
+
+  it('reads again, unfiltered, a response whose data-less abort marker made the library cut the committed transaction before it (the probe of gap 13)', () => {
+    // Aborted (listed), committed, then an abort marker with no data of its own (not listed).
+    const log = logOf([
+      { kind: 'write', producer: 0, n: 2 },
+      { kind: 'end', producer: 0, commit: false },
+      { kind: 'write', producer: 0, n: 2 },
+      { kind: 'end', producer: 0, commit: true },
+      { kind: 'dataless-abort', producer: 0 },
+    ]);
+    const r = response(log, 0n, 100, []);
+    expect(r.inLogOrder).toEqual([{ producerId: 1000n, firstOffset: 0n }]);
+    const filtered = {
+      highWatermark: 7n,
+      abortedTransactions: r.aborted,
+      records: libraryFilter(r.batches, r.inLogOrder),
+    };
+    // The library leaves only the last marker: the committed records 3 and 4 are gone.
+    expect(filtered.records.map((b) => b.firstOffset)).toEqual([6n]);
+    expect(fetchedBatch('t', 0, filtered, 0n)!.messages).toEqual([]);
+    expect(libraryMayHaveDropped(filtered)).toBe(true);
+    const repaired = fetchedBatch('t', 0, withUnfilteredBatches(filtered, r.uncommitted), 0n)!;
+    expect(repaired.messages.map((m) => m.offset)).toEqual(['3', '4']);
+    expect(repaired.lastOffset()).toBe('6');
+  });
+
+  it('trusts a response without an abort marker of a listed producer (no second fetch)', () => {
+    const log = logOf([
+      { kind: 'write', producer: 0, n: 2 },
+      { kind: 'end', producer: 0, commit: false },
+      { kind: 'write', producer: 1, n: 2 },
+      { kind: 'end', producer: 1, commit: true },
+    ]);
+    const whole = response(log, 0n, 100, []);
+    const noMarker = {
+      highWatermark: 7n,
+      abortedTransactions: whole.aborted,
+      records: [log.batches[0]!],
+    };
+    expect(libraryMayHaveDropped(noMarker)).toBe(false);
+    const nothingListed = { highWatermark: 7n, abortedTransactions: [], records: log.batches };
+    expect(libraryMayHaveDropped(nothingListed)).toBe(false);
+    expect(
+      libraryMayHaveDropped({
+        highWatermark: 7n,
+        abortedTransactions: whole.aborted,
+        records: log.batches,
+      }),
+    ).toBe(true);
+  });
+
+  it("cuts the read_uncommitted batches at the read_committed response's last offset", () => {
+    const log = logOf([
+      { kind: 'write', producer: 0, n: 2 },
+      { kind: 'end', producer: 0, commit: false },
+      { kind: 'plain', n: 3 },
+      { kind: 'write', producer: 0, n: 1 },
+    ]);
+    const committed = {
+      highWatermark: 9n,
+      abortedTransactions: [],
+      records: log.batches.slice(0, 2),
+    };
+    expect(withUnfilteredBatches(committed, log.batches).records.map((b) => b.firstOffset)).toEqual(
+      [0n, 2n],
+    );
+    const none = { highWatermark: 9n, abortedTransactions: [], records: [] };
+    expect(withUnfilteredBatches(none, log.batches)).toBe(none);
   });
 
   it('never delivers control batches, not even of a producer with no aborted transaction', () => {

@@ -57,10 +57,11 @@ export function apiIds(err, acc = new Set()) {
   return acc;
 }
 
-export async function createTopic(name, partitions = 1) {
+/** `configs`: topic settings, `[{ name, value }]`. */
+export async function createTopic(name, partitions = 1, configs = []) {
   const admin = new Admin({ clientId: 'probe-admin', bootstrapBrokers: brokers() });
   try {
-    await admin.createTopics({ topics: [name], partitions, replicas: 1 });
+    await admin.createTopics({ topics: [name], partitions, replicas: 1, configs });
     // wait for metadata to show leaders
     for (let i = 0; i < 50; i++) {
       try {

@@ -2,7 +2,9 @@
  * The fetch loop's FetchSource (fetchLoop.ts) on @platformatic/kafka's public low-level calls
  * of a Consumer: `metadata()` for the leaders and the topic id, `fetch()` for one raw
  * read_committed Fetch per leader (its response keeps `abortedTransactions` and the control
- * batches, which records.ts filters with), `listOffsets()` for the earliest offsets.
+ * batches, which records.ts filters with), `listOffsets()` for the earliest offsets. Where the
+ * library's own read_committed filter may have dropped committed batches (gap 13), the
+ * partition is fetched again read_uncommitted and filtered by records.ts alone.
  */
 import {
   type Consumer,
@@ -11,7 +13,9 @@ import {
   type fetchV17,
   ListOffsetTimestamps,
 } from '@platformatic/kafka';
+import { errorClass } from '../../errors';
 import type { FetchedPartition, FetchSource, LeaderLayout } from './fetchLoop';
+import { libraryMayHaveDropped, withUnfilteredBatches } from './records';
 
 export interface FetchSizes {
   maxBytes: number;
@@ -36,7 +40,53 @@ function responseOfFailure(error: unknown): fetchV17.FetchResponse | null {
     : null;
 }
 
+const { READ_COMMITTED, READ_UNCOMMITTED } = FetchIsolationLevels;
+
+/** The read_uncommitted fetch that undoes the client's read_committed filter failed (gap 13). */
+export class FetchRereadError extends errorClass('FETCH_REREAD_FAILED', 'FetchRereadError') {
+  constructor(topic: string, partition: number, errorCode: number | null) {
+    super(
+      `${topic}/${partition}: the read_uncommitted fetch that replaces the client's read_committed filter (gap 13) ${errorCode === null ? 'did not return the partition' : `failed with error code ${errorCode}`}; nothing was delivered, the fetch is tried again`,
+    );
+  }
+}
+
 export function consumerFetchSource(consumer: Consumer, topic: string, o: FetchSizes): FetchSource {
+  /** One fetch of the partitions at their offsets; a partition's error is in its result. */
+  const fetchAt = async (
+    node: number,
+    topicId: string,
+    positions: ReadonlyArray<{ partition: number; offset: bigint }>,
+    isolationLevel: number,
+  ): Promise<FetchedPartition[]> => {
+    try {
+      const response = await consumer.fetch({
+        node,
+        isolationLevel,
+        minBytes: 1,
+        maxBytes: o.maxBytes,
+        maxWaitTime: o.maxWaitMs,
+        topics: [
+          {
+            topicId,
+            partitions: positions.map((p) => ({
+              partition: p.partition,
+              fetchOffset: p.offset,
+              partitionMaxBytes: o.maxBytesPerPartition,
+              currentLeaderEpoch: -1,
+              lastFetchedEpoch: -1,
+            })),
+          },
+        ],
+      });
+      return partitionsOf(response, topicId);
+    } catch (e) {
+      const response = responseOfFailure(e);
+      if (response === null) throw e;
+      return partitionsOf(response, topicId);
+    }
+  };
+
   return {
     async layout(fresh): Promise<LeaderLayout> {
       const metadata = await consumer.metadata({ topics: [topic], forceUpdate: fresh });
@@ -47,32 +97,28 @@ export function consumerFetchSource(consumer: Consumer, topic: string, o: FetchS
     },
 
     async fetch(node, topicId, positions) {
-      try {
-        const response = await consumer.fetch({
-          node,
-          isolationLevel: FetchIsolationLevels.READ_COMMITTED,
-          minBytes: 1,
-          maxBytes: o.maxBytes,
-          maxWaitTime: o.maxWaitMs,
-          topics: [
-            {
-              topicId,
-              partitions: positions.map((p) => ({
-                partition: p.partition,
-                fetchOffset: p.offset,
-                partitionMaxBytes: o.maxBytesPerPartition,
-                currentLeaderEpoch: -1,
-                lastFetchedEpoch: -1,
-              })),
-            },
-          ],
-        });
-        return partitionsOf(response, topicId);
-      } catch (e) {
-        const response = responseOfFailure(e);
-        if (response === null) throw e;
-        return partitionsOf(response, topicId);
-      }
+      const committed = await fetchAt(node, topicId, positions, READ_COMMITTED);
+      const suspect = new Set(
+        committed
+          .filter((p) => p.errorCode === 0 && libraryMayHaveDropped(p))
+          .map((p) => p.partitionIndex),
+      );
+      if (suspect.size === 0) return committed;
+      // gap 13: read those partitions again without the library's filter, and filter them with
+      // the read_committed response's aborted list (records.ts). Rare: only a response holding
+      // an aborted transaction's marker pays this second fetch.
+      const again = positions.filter((p) => suspect.has(p.partition));
+      const uncommitted = new Map(
+        (await fetchAt(node, topicId, again, READ_UNCOMMITTED)).map((p) => [p.partitionIndex, p]),
+      );
+      return committed.map((p) => {
+        if (!suspect.has(p.partitionIndex)) return p;
+        const raw = uncommitted.get(p.partitionIndex);
+        if (raw === undefined || raw.errorCode !== 0) {
+          throw new FetchRereadError(topic, p.partitionIndex, raw?.errorCode ?? null);
+        }
+        return withUnfilteredBatches(p, raw.records ?? []);
+      });
     },
 
     async earliest(partitions) {

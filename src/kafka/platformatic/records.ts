@@ -3,7 +3,8 @@
  * FetchedBatch (src/kafka/transport/records.ts), read_committed filtered as the Java consumer
  * does it. The library's own filter delivers aborted records (bench/probes/platformatic/
  * README.md, gap10): it keeps one aborted range per producer and response, and none whose abort
- * marker lies beyond the response. Pure: no I/O.
+ * marker lies beyond the response. It also drops committed ones (gap 13): see
+ * libraryMayHaveDropped. Pure: no I/O.
  */
 import type { fetchV17, KafkaRecord, RecordsBatch } from '@platformatic/kafka';
 import type { FetchedBatch, InRecord, RecordHeaders } from '../transport/records';
@@ -66,6 +67,42 @@ export function committedBatches(
     kept.push(b);
   }
   return kept;
+}
+
+/**
+ * Whether @platformatic/kafka's own filter may have dropped committed batches of this
+ * read_committed response (gap 13, bench/probes/platformatic/README.md). Before the transport
+ * sees a response, the library drops every batch of a listed producer from the first offset of
+ * its last listed aborted transaction up to its last abort marker in the response. That is one
+ * transaction only if every abort marker had data of its own in the partition. Kafka writes the
+ * marker to every partition the transaction added, even when nothing of it landed there (its
+ * produce refused, its data truncated by a leader change, its producer killed between
+ * AddPartitionsToTxn and Produce). The broker does not list such a transaction, and the range
+ * then reaches back across the committed transactions before it. So a response holding an abort
+ * marker of a listed producer is not trusted.
+ */
+export function libraryMayHaveDropped(raw: RawPartition): boolean {
+  const listed = new Set((raw.abortedTransactions ?? []).map((a) => a.producerId));
+  if (listed.size === 0) return false;
+  return (raw.records ?? []).some(
+    (b) => isControl(b) && isAbortMarker(b) && listed.has(b.producerId),
+  );
+}
+
+/**
+ * The read_committed response with the library's filter undone: the batches of a
+ * read_uncommitted fetch from the same offset, up to the last offset the read_committed one
+ * reached (its aborted-transaction list speaks for no further, and everything up to there is
+ * below its last stable offset). committedBatches then filters them with that list.
+ */
+export function withUnfilteredBatches<P extends RawPartition>(
+  committed: P,
+  uncommitted: readonly RecordsBatch[],
+): P {
+  const last = committed.records?.at(-1);
+  if (last === undefined) return committed;
+  const reach = batchLastOffset(last);
+  return { ...committed, records: uncommitted.filter((b) => batchLastOffset(b) <= reach) };
 }
 
 /**

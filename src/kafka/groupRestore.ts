@@ -88,10 +88,10 @@ export async function restoreOnce(
   await host.readChangelog(targets);
   // Read after the changelog: the transactions before the barriers have ended by then, so
   // their offsets are committed, and a read that missed one of them shows (behindCommitted).
-  const behind = behindCommitted(
-    targets,
-    await host.committedOffsets(targets.map((t) => t.partition)),
-  );
+  // Only a target with a position is judged: on a fresh start none has one, and nothing is asked.
+  const positioned = targets.filter((t) => (t.position ?? null) !== null).map((t) => t.partition);
+  const committed = positioned.length === 0 ? new Map() : await host.committedOffsets(positioned);
+  const behind = behindCommitted(targets, committed);
   if (behind.length > 0) throw new RestoreBehindCommittedError(behind);
   for (const [i, t] of tasks.entries()) t.restored(targets[i]!.position ?? null);
   const ms = host.clock() - started;

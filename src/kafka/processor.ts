@@ -31,6 +31,7 @@ import type {
   GroupConsumer,
   GroupMetadata,
   Transport,
+  TransportAdmin,
 } from './transport';
 
 /** How long start-up steps are tried again while the cluster fails over (duringStartup). */
@@ -317,33 +318,40 @@ export class Processor implements SessionDirectory {
    * The group's committed offset, for a changelog without position records (written before
    * them): it may lag the state after a coordinator failover (changelogKeys.ts).
    */
-  private async committedOffset(partition: number): Promise<string> {
-    const { transport, config: c } = this.deps;
-    const committed = (await this.committedOffsets([partition])).get(partition);
-    if (committed !== undefined) return committed;
-    const admin = transport.admin();
-    await admin.connect();
-    try {
-      const low = (await admin.topicOffsets(c.inputTopic)).find(
+  private committedOffset(partition: number): Promise<string> {
+    return this.withAdmin(async (admin) => {
+      const committed = (await this.committedOffsetsBy(admin, [partition])).get(partition);
+      if (committed !== undefined) return committed;
+      const low = (await admin.topicOffsets(this.deps.config.inputTopic)).find(
         (p) => p.partition === partition,
       )?.low;
       return low ?? '0';
-    } finally {
-      await admin.disconnect();
-    }
+    });
   }
 
   /** The group's committed input offsets of `partitions`, for those that have one. */
-  private async committedOffsets(partitions: readonly number[]): Promise<Map<number, string>> {
-    const { transport, config: c } = this.deps;
+  private committedOffsets(partitions: readonly number[]): Promise<Map<number, string>> {
+    return this.withAdmin((admin) => this.committedOffsetsBy(admin, partitions));
+  }
+
+  private async committedOffsetsBy(
+    admin: TransportAdmin,
+    partitions: readonly number[],
+  ): Promise<Map<number, string>> {
+    const { config: c } = this.deps;
     const wanted = new Set(partitions);
-    const admin = transport.admin();
+    const out = new Map<number, string>();
+    for (const p of await admin.committedOffsets(c.groupId, c.inputTopic))
+      if (wanted.has(p.partition) && p.offset !== '-1') out.set(p.partition, p.offset);
+    return out;
+  }
+
+  /** `work` with an admin connected for it alone. */
+  private async withAdmin<T>(work: (admin: TransportAdmin) => Promise<T>): Promise<T> {
+    const admin = this.deps.transport.admin();
     await admin.connect();
     try {
-      const out = new Map<number, string>();
-      for (const p of await admin.committedOffsets(c.groupId, c.inputTopic))
-        if (wanted.has(p.partition) && p.offset !== '-1') out.set(p.partition, p.offset);
-      return out;
+      return await work(admin);
     } finally {
       await admin.disconnect();
     }

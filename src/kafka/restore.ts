@@ -125,7 +125,7 @@ export async function restorePartitions(
         if (!targets.some((t) => t.partition === batch.partition)) reader.pause([batch.partition]);
         return;
       }
-      const read = (target.read ??= { records: 0, firstOffset: null, lastOffset: null });
+      const read = target.read!; // set for every target before the read
       for (const m of batch.messages) {
         read.records += 1;
         read.firstOffset ??= m.offset;

@@ -119,8 +119,14 @@ class FakeCluster {
     }
   };
 
+  /** The partitions each restore asked the group's committed offsets of. */
+  committedAsked: number[][] = [];
+
   /** The group's committed offset: the last batch's (partition 0 only). */
-  committedOffsets = async (): Promise<ReadonlyMap<number, string>> => {
+  committedOffsets = async (
+    partitions: readonly number[],
+  ): Promise<ReadonlyMap<number, string>> => {
+    this.committedAsked.push([...partitions]);
     const last = this.batches().at(-1)?.offset;
     return new Map(last === undefined || last === null ? [] : [[0, last]]);
   };
@@ -411,6 +417,15 @@ describe('a partition task', () => {
     // Fetched again from an older position, the second batch is skipped, not committed again.
     expect(await task.process(next, GROUP)).toMatchObject({ kind: 'committed', lastOffset: null });
     expect(verdicts(cluster)).toEqual(all.verdicts);
+  });
+
+  it("a restore asks the group's committed offsets only of partitions it read a position for: none on a first start", async () => {
+    const { task, cluster } = await runningTask();
+    expect(cluster.committedAsked).toEqual([]);
+    expect(await task.process(batchOf(EVENTS, 0), GROUP)).toMatchObject({ kind: 'committed' });
+    task.resync(new Error('the consumer crashed'));
+    await task.whenSettled();
+    expect(cluster.committedAsked).toEqual([[0]]);
   });
 
   it('a revoked task touches nothing after a failed transaction: no seek, no resync', async () => {

@@ -65,12 +65,8 @@ it('reads committed records one by one, commits when asked, and subscribes every
   expect(runs[0]!.autoCommit).toBe(true);
   await runs[0]!.eachMessage!({ topic: 'a', partition: 2, message: record('7') } as never);
   expect(seen).toEqual([['a', 2, '7']]);
-  consumer.seek('b', 1, '42');
   await consumer.stop();
-  expect(calls.slice(3)).toEqual([
-    { seek: { topic: 'b', partition: 1, offset: '42' } },
-    'disconnect',
-  ]);
+  expect(calls.slice(3)).toEqual(['disconnect']);
 });
 
 it('hands whole batches over, resolved by kafkajs, commits nothing when not asked, with the session settings given', async () => {

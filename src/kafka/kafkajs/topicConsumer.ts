@@ -44,7 +44,6 @@ export function kafkajsTopicConsumer(kafka: Kafka, o: TopicConsumerOptions): Top
       // seek is applied at that fetch.
       for (const s of o.startAt ?? []) consumer.seek(s);
     },
-    seek: (topic, partition, offset) => consumer.seek({ topic, partition, offset }),
     stop: () => consumer.disconnect(),
   };
 }

@@ -42,7 +42,8 @@ const HEARTBEAT_INTERVAL_MS = 3_000;
 /**
  * Where a newly assigned partition starts: the group's committed offset, else its earliest
  * record (`fromBeginning`) or its end (the last stable offset, as kafkajs' read_committed
- * consumer). A seek made before wins over it (FetchLoop.place keeps a sought position). Pure.
+ * consumer). A reader's own start (`startAt`) wins over it (FetchLoop.place keeps a sought
+ * position). Pure.
  */
 export function startPosition(
   p: { committed: bigint; low: bigint; high: bigint },
@@ -101,7 +102,7 @@ export function platformaticTopicConsumer(
   const loops = new Map<string, FetchLoop>();
   const fetchers: Consumer[] = [];
   const assigned = new Map<string, number[]>();
-  /** Seeks of partitions not (yet) assigned: applied when they are, before any fetch. */
+  /** The reader's own starts (`startAt`), applied when each partition is assigned, before any fetch. */
   const sought = new Map<string, bigint>(
     (o.startAt ?? []).map((s) => [`${s.topic}/${s.partition}`, BigInt(s.offset)]),
   );
@@ -264,13 +265,6 @@ export function platformaticTopicConsumer(
       for (const loop of loops.values()) loop.start();
       await consumer.joinGroup(groupOptions);
       await joins;
-    },
-
-    seek(topic, partition, offset) {
-      const at = BigInt(offset);
-      const loop = loops.get(topic);
-      if (loop?.isOwned(partition)) loop.seek(partition, at);
-      else sought.set(`${topic}/${partition}`, at);
     },
 
     /** Ends the loops (a handler in flight gets the session timeout), then leaves the group. */

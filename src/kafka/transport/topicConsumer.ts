@@ -46,8 +46,6 @@ export type TopicHandlers = (
 export interface TopicConsumer {
   /** Joins the group and starts reading (resolves once running). */
   start(handlers: TopicHandlers): Promise<void>;
-  /** The next read of `partition` of `topic` starts at `offset`. */
-  seek(topic: string, partition: number, offset: string): void;
   /** Leaves the group. */
   stop(): Promise<void>;
 }

@@ -66,8 +66,11 @@ export function restoreGroup(tasks: readonly RestoringTask[], host: RestoreHost)
   const started = host.clock();
   void retryUntilDone(
     async (attempt) => {
-      if (attempt > 1) for (const t of tasks) await t.renewProducer();
-      await restoreOnce(tasks, host, started);
+      // A task revoked meanwhile is left out: its partition is another member's now, whose
+      // commits would keep its read behind (behindCommitted) and hold the others back.
+      const live = tasks.filter((t) => !t.ended);
+      if (attempt > 1) for (const t of live) await t.renewProducer();
+      await restoreOnce(live, host, started);
     },
     gone,
     (e) => host.log.warn({ err: e }, 'state restore failed; retrying'),
@@ -89,9 +92,11 @@ export async function restoreOnce(
   // Read after the changelog: the transactions before the barriers have ended by then, so
   // their offsets are committed, and a read that missed one of them shows (behindCommitted).
   // Only a target with a position is judged: on a fresh start none has one, and nothing is asked.
-  const positioned = targets.filter((t) => (t.position ?? null) !== null).map((t) => t.partition);
-  const committed = positioned.length === 0 ? new Map() : await host.committedOffsets(positioned);
-  const behind = behindCommitted(targets, committed);
+  // Nor is one whose task was revoked during the read: another member may be committing it.
+  const judged = targets.filter((t, i) => (t.position ?? null) !== null && !tasks[i]!.ended);
+  const committed =
+    judged.length === 0 ? new Map() : await host.committedOffsets(judged.map((t) => t.partition));
+  const behind = behindCommitted(judged, committed);
   if (behind.length > 0) throw new RestoreBehindCommittedError(behind);
   for (const [i, t] of tasks.entries()) t.restored(targets[i]!.position ?? null);
   const ms = host.clock() - started;

@@ -23,7 +23,7 @@ import {
 } from '../schema/schemas';
 import { decodeError } from '../schema/errors';
 import { Lru } from './lru';
-import { RegistrySchemaRefusedError, schemaRefusal } from './schemaRefusal';
+import { RegistrySchemaRefusedError, registryAnswerStatus, schemaRefusal } from './schemaRefusal';
 import {
   authFailure,
   type BasicAuth,
@@ -152,9 +152,15 @@ export class RegistryCodec {
         const status = (e as { status?: number }).status;
         if (status === 401 || status === 403)
           throw authFailure(status, `registering ${subject}`, this.auth);
+        const message = (e as Error).message;
+        const answered = registryAnswerStatus(e as Error);
         throw (
-          schemaRefusal(this.rest.url, subject, status, (e as Error).message) ??
-          new RegistryUnavailableError(`registering ${subject}: ${(e as Error).message}`)
+          schemaRefusal(this.rest.url, subject, answered, message) ??
+          new RegistryUnavailableError(
+            answered === undefined && status !== undefined
+              ? `registering ${subject}: no answer of the registry's own (${message})`
+              : `registering ${subject}: ${message}`,
+          )
         );
       }
     }

@@ -24,6 +24,25 @@ function advice(status: number): string {
 }
 
 /**
+ * The status the registry itself answered, read from an error of the client library
+ * (@kafkajs/confluent-schema-registry over mappersmith), or undefined when it gave no answer of
+ * its own (decision 245). mappersmith reports a request that got no answer at all (its timeout,
+ * a refused or reset connection) as status 400 with the socket's message for a body, which the
+ * library words "<client> - Error, status 400: Timeout (15000ms)". A registry's own answer to a
+ * registration has a JSON body with a message, which the library words "<client> - <message>".
+ * So a body without a message is no refusal by the registry: seen in CI, where Apicurio held a
+ * registration past the timeout and the start-up ended as if the schema had been refused.
+ */
+export function registryAnswerStatus(e: {
+  status?: unknown;
+  message?: unknown;
+}): number | undefined {
+  if (typeof e.status !== 'number') return undefined;
+  const withoutMessage = / - Error, status \d+(: |$)/;
+  return typeof e.message === 'string' && withoutMessage.test(e.message) ? undefined : e.status;
+}
+
+/**
  * The refusal an answer to registering `subject` at `url` means, or null when the status is
  * not one (2xx, 5xx, or a 4xx about something else). Pure.
  */

@@ -5,7 +5,7 @@
  */
 import { ERROR_CODES, isRetriable } from '../../src/errors';
 import { RUN_FAILURES, reportFailure } from '../../src/cli/failures';
-import { schemaRefusal } from '../../src/registry/schemaRefusal';
+import { registryAnswerStatus, schemaRefusal } from '../../src/registry/schemaRefusal';
 
 const URL = 'http://registry:8081';
 
@@ -40,5 +40,37 @@ describe('schemaRefusal', () => {
     expect(out).toMatch(
       /^compaction-guard run: the schema registry at .* \[REGISTRY_SCHEMA_REFUSED\]\n$/,
     );
+  });
+});
+
+describe('registryAnswerStatus (decision 245)', () => {
+  it("a status the client library made up for a request without an answer (timeout, refused connection) is no answer of the registry's", () => {
+    for (const message of [
+      'Confluent_Schema_Registry - Error, status 400: Timeout (15000ms)',
+      'Confluent_Schema_Registry - Error, status 400: connect ECONNREFUSED 127.0.0.1:8081',
+      'Confluent_Schema_Registry - Error, status 400',
+    ])
+      expect(registryAnswerStatus({ status: 400, message })).toBeUndefined();
+  });
+
+  it("a registry's own answer, a JSON body with a message, keeps its status, so 409 and 422 stay refusals", () => {
+    const incompatible = {
+      status: 409,
+      message:
+        'Confluent_Schema_Registry - Schema being registered is incompatible with an earlier schema',
+    };
+    expect(registryAnswerStatus(incompatible)).toBe(409);
+    expect(
+      registryAnswerStatus({ status: 422, message: 'Confluent_Schema_Registry - Invalid schema' }),
+    ).toBe(422);
+    expect(
+      schemaRefusal(URL, 'ctx-value', registryAnswerStatus(incompatible), incompatible.message)
+        ?.code,
+    ).toBe('REGISTRY_SCHEMA_REFUSED');
+  });
+
+  it('an error without a numeric status has none', () => {
+    expect(registryAnswerStatus(new Error('socket hang up'))).toBeUndefined();
+    expect(registryAnswerStatus({ status: '409', message: 'x' })).toBeUndefined();
   });
 });

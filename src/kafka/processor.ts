@@ -29,6 +29,7 @@ import type {
   BatchControl,
   FetchedBatch,
   GroupConsumer,
+  GroupConsumerOptions,
   GroupMetadata,
   Transport,
   TransportAdmin,
@@ -36,6 +37,21 @@ import type {
 
 /** How long start-up steps are tried again while the cluster fails over (duringStartup). */
 export const STARTUP_RETRY_MS = 120_000;
+
+/** The input topic's group consumer as the processor runs it (the benchmarks read with it too). */
+export function inputConsumerOptions(c: Config): GroupConsumerOptions {
+  return {
+    groupId: c.groupId,
+    topic: c.inputTopic,
+    sessionTimeoutMs: c.sessionTimeoutMs,
+    heartbeatIntervalMs: Math.max(500, Math.floor(c.sessionTimeoutMs / 5)),
+    rebalanceTimeoutMs: Math.max(c.sessionTimeoutMs, 30_000),
+    maxBytesPerPartition: c.maxBytesPerPartition,
+    maxBytes: c.fetchMaxBytes,
+    maxWaitMs: c.fetchMaxWaitMs,
+    partitionsConcurrently: c.partitionsConsumedConcurrently,
+  };
+}
 
 export interface ProcessorDeps {
   transport: Transport;
@@ -171,17 +187,7 @@ export class Processor implements SessionDirectory {
   private async startConsumer(): Promise<void> {
     const { transport, config: c } = this.deps;
     if (this.consumer !== null) await this.disconnectConsumer();
-    const consumer = transport.groupConsumer({
-      groupId: c.groupId,
-      topic: c.inputTopic,
-      sessionTimeoutMs: c.sessionTimeoutMs,
-      heartbeatIntervalMs: Math.max(500, Math.floor(c.sessionTimeoutMs / 5)),
-      rebalanceTimeoutMs: Math.max(c.sessionTimeoutMs, 30_000),
-      maxBytesPerPartition: c.maxBytesPerPartition,
-      maxBytes: c.fetchMaxBytes,
-      maxWaitMs: c.fetchMaxWaitMs,
-      partitionsConcurrently: c.partitionsConsumedConcurrently,
-    });
+    const consumer = transport.groupConsumer(inputConsumerOptions(c));
     this.consumer = consumer;
     await consumer.start({
       revoked: (partitions) => this.onRevoked(partitions),

@@ -6,6 +6,9 @@
  *   kcat pipe      kcat -C (from the beginning, exit at the end) | kcat -P: no processing
  *   consume-only   kafkajs consumer alone, no decode, no output (autoCommit): the ceiling of
  *                  any kafkajs-based processor reading this topic
+ *   consume-only-alt  only with --alt-config: the processor's own group consumer (src/kafka/
+ *                  transport) on product-alt's settings (its kafkaClient), records counted and
+ *                  resolved, no decode, no output, no commit: the ceiling of product-alt's reading
  *   passthrough    kafkajs consumer -> kafkajs idempotent producer, no decode, no engine
  *   (every kafkajs consumer here fetches as the processor does: CG_MAX_BYTES_PER_PARTITION, CG_FETCH_MAX_BYTES and
  *   CG_PARTITIONS_CONCURRENTLY defaults)
@@ -37,6 +40,10 @@ import { evolve } from '../src/engine/evolve';
 import { engineOptions } from '../src/engine/fleet';
 import { serializeState } from '../src/engine/serialize';
 import type { SessionState } from '../src/engine/state';
+import { transportFor } from '../src/cli/run';
+import { createLogger } from '../src/config/redact';
+import { connectionOptions } from '../src/kafka/client';
+import { inputConsumerOptions } from '../src/kafka/processor';
 import { cacheTransactionCoordinators } from '../src/kafka/kafkajs/coordinatorCache';
 import { outputRequests } from '../src/kafka/outputChunks';
 import { decodeRecord, outputMessage } from '../src/kafka/records';
@@ -87,6 +94,7 @@ const PRODUCT_CONFIG = configFromArgs(option('config'));
 type Variant =
   | 'kcat'
   | 'consume-only'
+  | 'consume-only-alt'
   | 'passthrough'
   | 'plain'
   | 'eos-bench'
@@ -105,6 +113,7 @@ const ALT_ENV = Object.fromEntries(
 const VARIANTS: Variant[] = [
   'kcat',
   'consume-only',
+  ...(ALT_CONFIG ? (['consume-only-alt'] as const) : []),
   'passthrough',
   'plain',
   'eos-bench',
@@ -205,6 +214,57 @@ async function consumeOnly(env: Env, input: string): Promise<RunResult> {
     true,
   );
   return { variant: 'consume-only', ...times, outputs: records };
+}
+
+/**
+ * The processor's group consumer, on product-alt's settings (with --alt-config
+ * kafkaClient=platformatic, the platformatic consumer exactly as the processor reads), alone:
+ * from the group's join to the last input record handed over. It commits nothing (the
+ * processor commits in its transactions), so the end is its own count of the records.
+ */
+async function consumeOnlyAlt(env: Env, input: string): Promise<RunResult> {
+  const c = benchConfig(env, {
+    ...PRODUCT_CONFIG,
+    ...configFromArgs(ALT_CONFIG),
+    inputTopic: input,
+    partitions: PARTITIONS,
+  });
+  const log = createLogger('error');
+  const transport = await transportFor(c, connectionOptions(c.brokers, c.clientId, log, c));
+  const consumer = transport.groupConsumer(inputConsumerOptions(c));
+  const started = Date.now();
+  let joined = 0;
+  let records = 0;
+  let done!: (at: number) => void;
+  let failed!: (e: unknown) => void;
+  const finished = new Promise<number>((res, rej) => ((done = res), (failed = rej)));
+  const timer = setTimeout(
+    () =>
+      failed(new Error(`consume-only-alt: ${records} of ${EVENTS} records in ${TIMEOUT_MS} ms`)),
+    TIMEOUT_MS,
+  );
+  try {
+    await consumer.start({
+      revoked: () => undefined,
+      assigned: () => void (joined ||= Date.now()),
+      batch: async (batch, control) => {
+        records += batch.messages.length;
+        if (batch.messages.length > 0) control.resolveOffset(batch.lastOffset());
+        if (records >= EVENTS) done(Date.now());
+      },
+      crashed: (e, restart) => void (restart || failed(e)),
+    });
+    const at = await finished;
+    return {
+      variant: 'consume-only-alt',
+      drainMs: at - joined,
+      totalMs: at - started,
+      outputs: records,
+    };
+  } finally {
+    clearTimeout(timer);
+    await consumer.stop();
+  }
 }
 
 async function passthrough(env: Env, input: string): Promise<RunResult> {
@@ -484,11 +544,13 @@ async function main(): Promise<void> {
             ? await kcatPipe(env, input)
             : v === 'consume-only'
               ? await consumeOnly(env, input)
-              : v === 'passthrough'
-                ? await passthrough(env, input)
-                : v === 'product' || v === 'product-uncached' || v === 'product-alt'
-                  ? await product(env, input, v)
-                  : await pipeline(env, input, v === 'eos-bench');
+              : v === 'consume-only-alt'
+                ? await consumeOnlyAlt(env, input)
+                : v === 'passthrough'
+                  ? await passthrough(env, input)
+                  : v === 'product' || v === 'product-uncached' || v === 'product-alt'
+                    ? await product(env, input, v)
+                    : await pipeline(env, input, v === 'eos-bench');
         runs.push(res);
         console.error(
           `run ${r}/${RUNS} ${v}: drain ${res.drainMs} ms (${fmt(EVENTS / (res.drainMs / 1000))} events/s), total ${res.totalMs} ms, ${res.outputs} outputs`,

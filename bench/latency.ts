@@ -15,6 +15,11 @@
  * no transaction): the latency of the Kafka round trip alone with these clients; and the same
  * echo on @platformatic/kafka (`echo-platformatic`), the baseline of the product on that
  * transport (`--alt-config kafkaClient=platformatic`: its p99 ÷ echo column uses this echo).
+ * `echo-eos` is the kafkajs echo made exactly-once as the product's kafkajs transport is: one
+ * transactional producer per input partition, one transaction per fetched batch with the
+ * batch's offsets (sendOffsets), the coordinator cache on, its fetch and retry settings: the floor of a read-process-write
+ * transaction on this client with no processing, so that the product's p99 can be split into
+ * what exactly-once costs and what the processor adds (its column: p99 ÷ echo-eos p99).
  * A third path, `product-uncached`, is the product with CG_COORDINATOR_CACHE=false (kafkajs'
  * FindCoordinator before 4 of each transaction's requests), so the cache's effect is measured
  * in the same run (`--skip product-uncached` leaves it out). `--alt-config k=v,...` adds a
@@ -22,7 +27,7 @@
  */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
-import type { Message } from 'kafkajs';
+import type { Consumer, ConsumerConfig, Kafka, Message, Producer } from 'kafkajs';
 import type { Config } from '../src/config/config';
 import type { ContextEvent } from '../src/engine/events';
 import { RegistryCodec } from '../src/registry/codec';
@@ -109,9 +114,11 @@ class Traffic {
 }
 
 const ALT_CONFIG = option('alt-config');
-type PathName = 'echo' | 'echo-platformatic' | 'product-uncached' | 'product' | 'product-alt';
+type PathName =
+  'echo' | 'echo-eos' | 'echo-platformatic' | 'product-uncached' | 'product' | 'product-alt';
 const PATHS: readonly PathName[] = [
   'echo',
+  'echo-eos',
   'echo-platformatic',
   'product-uncached',
   'product',
@@ -253,13 +260,33 @@ async function runOnce(env: Env, rate: number, pathName: PathName): Promise<RunR
 }
 
 function isEcho(p: PathName): boolean {
-  return p === 'echo' || p === 'echo-platformatic';
+  return p === 'echo' || p === 'echo-eos' || p === 'echo-platformatic';
 }
 
 /** The echo on the Kafka client of product path `p` (product-alt: of its own settings). */
 function echoOf(p: PathName): PathName {
   const settings = p === 'product-alt' ? { ...CONFIG, ...configFromArgs(ALT_CONFIG) } : CONFIG;
   return settings.kafkaClient === 'platformatic' ? 'echo-platformatic' : 'echo';
+}
+
+/**
+ * An echo's kafkajs consumer of the input, read_committed and subscribed from the beginning;
+ * READY on stdout at its first join, which the parent waits for.
+ */
+async function subscribedEchoConsumer(
+  kafka: Kafka,
+  c: Config,
+  fetch: Pick<ConsumerConfig, 'maxBytesPerPartition' | 'maxBytes' | 'maxWaitTimeInMs'>,
+): Promise<Consumer> {
+  const consumer = kafka.consumer({ groupId: c.groupId, readUncommitted: false, ...fetch });
+  let ready = false;
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    if (!ready) process.stdout.write('READY\n');
+    ready = true;
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topic: c.inputTopic, fromBeginning: true });
+  return consumer;
 }
 
 /** Baseline child: consume the input read_committed, produce each request as is (no engine, no transaction). */
@@ -277,14 +304,7 @@ async function echoChild(): Promise<void> {
     allowAutoTopicCreation: false,
   });
   await producer.connect();
-  const consumer = kafka.consumer({ groupId: c.groupId, readUncommitted: false });
-  let ready = false;
-  consumer.on(consumer.events.GROUP_JOIN, () => {
-    if (!ready) process.stdout.write('READY\n');
-    ready = true;
-  });
-  await consumer.connect();
-  await consumer.subscribe({ topic: c.inputTopic, fromBeginning: true });
+  const consumer = await subscribedEchoConsumer(kafka, c, {});
   await consumer.run({
     partitionsConsumedConcurrently: 3,
     eachBatch: async ({ batch }) => {
@@ -308,6 +328,90 @@ async function echoChild(): Promise<void> {
         process.exit(0),
       ),
   );
+}
+
+/**
+ * The kafkajs echo, exactly once as the product's kafkajs transport: a transactional producer
+ * per input partition (transactionalId per partition), each fetched batch forwarded in one
+ * transaction with its offsets, the transaction coordinators cached as the product does.
+ */
+async function echoEosChild(): Promise<void> {
+  const { Kafka, logLevel } = await import('kafkajs');
+  const { cacheTransactionCoordinators } = await import('../src/kafka/kafkajs/coordinatorCache');
+  const c = JSON.parse(process.env.CG_BENCH_CONFIG!) as Config;
+  const kafka = new Kafka({
+    clientId: 'cg-bench-echo-eos',
+    brokers: c.brokers,
+    logLevel: logLevel.NOTHING,
+  });
+  cacheTransactionCoordinators(kafka);
+  const producers = new Map<number, Promise<Producer>>();
+  const producerOf = (partition: number): Promise<Producer> => {
+    let p = producers.get(partition);
+    if (p === undefined) {
+      const producer = kafka.producer({
+        transactionalId: `${c.groupId}-echo-eos-${partition}`,
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        // As the product's producers: a transaction begun before the last one's markers are
+        // written is refused (CONCURRENT_TRANSACTIONS) and retried after this, not kafkajs' 300 ms.
+        retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: c.transactionRetryMs },
+      });
+      p = producer.connect().then(() => producer);
+      producers.set(partition, p);
+    }
+    return p;
+  };
+  // Fetching as the product's consumer does (src/kafka/kafkajs/groupConsumer.ts).
+  const consumer = await subscribedEchoConsumer(kafka, c, {
+    maxBytesPerPartition: c.maxBytesPerPartition,
+    maxBytes: c.fetchMaxBytes,
+    maxWaitTimeInMs: c.fetchMaxWaitMs,
+  });
+  await consumer.run({
+    autoCommit: false,
+    partitionsConsumedConcurrently: c.partitionsConsumedConcurrently,
+    eachBatch: async ({ batch }) => {
+      if (batch.messages.length === 0) return;
+      const messages = batch.messages.map((m) => ({
+        key: m.key,
+        value: m.value,
+        headers: m.headers,
+      }));
+      const txn = await (await producerOf(batch.partition)).transaction();
+      try {
+        for (let i = 0; i < messages.length; i += 2000)
+          await txn.send({
+            topic: c.verdictTopic,
+            acks: -1,
+            messages: messages.slice(i, i + 2000),
+          });
+        await txn.sendOffsets({
+          consumerGroupId: c.groupId,
+          topics: [
+            {
+              topic: c.inputTopic,
+              partitions: [
+                {
+                  partition: batch.partition,
+                  offset: (BigInt(batch.lastOffset()) + 1n).toString(),
+                },
+              ],
+            },
+          ],
+        });
+        await txn.commit();
+      } catch (e) {
+        await txn.abort().catch(() => undefined);
+        throw e;
+      }
+    },
+  });
+  process.once('SIGTERM', () => {
+    const all = [...producers.values()].map((p) => p.then((x) => x.disconnect()));
+    void Promise.allSettled([consumer.disconnect(), ...all]).finally(() => process.exit(0));
+  });
 }
 
 async function main(): Promise<void> {
@@ -335,13 +439,18 @@ async function main(): Promise<void> {
       `machine: ${describeMachine(m0)} (before); load avg after ${(m1.loadavg as number[]).join(' ')}\n`,
     );
     console.log(
-      '| req/s (target) | path | achieved req/s | p50 ms | p99 ms | p99.9 ms | max ms | p99 ÷ echo p99 |',
+      '| req/s (target) | path | achieved req/s | p50 ms | p99 ms | p99.9 ms | max ms | p99 ÷ echo p99 | p99 ÷ echo-eos p99 |',
     );
-    console.log('|---:|---|---:|---:|---:|---:|---:|---:|');
+    console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|');
     const summary: Record<string, unknown>[] = [];
     for (const rate of RATES) {
-      const echoP99 = (p: PathName) =>
-        stats(runs.filter((x) => x.rate === rate && x.path === echoOf(p)).map((x) => x.p99)).median;
+      const p99Of = (path: PathName) =>
+        stats(runs.filter((x) => x.rate === rate && x.path === path).map((x) => x.p99)).median;
+      // echo-eos is the kafkajs echo with transactions: compared with the plain echo, and the
+      // kafkajs product paths with it too (what the processor adds to exactly-once).
+      const plainEcho = (p: PathName): PathName => (p === 'echo-eos' ? 'echo' : echoOf(p));
+      const eosRatio = (p: PathName, p99: number) =>
+        isEcho(p) || echoOf(p) !== 'echo' ? '–' : fmt(p99 / p99Of('echo-eos'), 1);
       for (const p of PATHS) {
         const rs = runs.filter((x) => x.rate === rate && x.path === p);
         if (rs.length === 0) continue;
@@ -357,7 +466,7 @@ async function main(): Promise<void> {
         };
         summary.push(row);
         console.log(
-          `| ${rate} | ${p} | ${fmt(row.achieved)} | ${fmt(row.p50)} | ${fmt(row.p99)} | ${fmt(row.p999)} | ${fmt(row.max)} | ${isEcho(p) ? '1' : fmt(row.p99 / echoP99(p), 1)} |`,
+          `| ${rate} | ${p} | ${fmt(row.achieved)} | ${fmt(row.p50)} | ${fmt(row.p99)} | ${fmt(row.p999)} | ${fmt(row.max)} | ${p === 'echo' || p === 'echo-platformatic' ? '1' : fmt(row.p99 / p99Of(plainEcho(p)), 1)} | ${eosRatio(p, row.p99)} |`,
         );
       }
     }
@@ -414,9 +523,11 @@ async function echoPlatformaticChild(): Promise<void> {
 
 const child = flag('echo-child')
   ? echoChild
-  : flag('echo-platformatic-child')
-    ? echoPlatformaticChild
-    : null;
+  : flag('echo-eos-child')
+    ? echoEosChild
+    : flag('echo-platformatic-child')
+      ? echoPlatformaticChild
+      : null;
 if (child !== null) {
   child().catch((e: unknown) => {
     console.error(e);

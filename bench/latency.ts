@@ -17,9 +17,10 @@
  * transport (`--alt-config kafkaClient=platformatic`: its p99 ÷ echo column uses this echo).
  * `echo-eos` is the kafkajs echo made exactly-once as the product's kafkajs transport is: one
  * transactional producer per input partition, one transaction per fetched batch with the
- * batch's offsets (sendOffsets), the coordinator cache on, its fetch and retry settings: the floor of a read-process-write
- * transaction on this client with no processing, so that the product's p99 can be split into
- * what exactly-once costs and what the processor adds (its column: p99 ÷ echo-eos p99).
+ * batch's offsets (sendOffsets), the coordinator cache on, the product's fetch and retry
+ * settings: the floor of a read-process-write transaction on this client with no processing,
+ * so that the product's p99 can be split into what exactly-once costs and what the processor
+ * adds (its column: p99 ÷ echo-eos p99).
  * A third path, `product-uncached`, is the product with CG_COORDINATOR_CACHE=false (kafkajs'
  * FindCoordinator before 4 of each transaction's requests), so the cache's effect is measured
  * in the same run (`--skip product-uncached` leaves it out). `--alt-config k=v,...` adds a

@@ -132,12 +132,24 @@ export function wrongPartition(r: RawRecord, route: InputRoute): DecodedRecord |
  * the key's bytes, so a key that only decodes to the sessionId (invalid UTF-8 replaced) could
  * place the session on another partition (decisions 146).
  */
-function isKeyOf(key: Buffer | null, sessionId: string): boolean {
-  return (
-    key !== null &&
-    key.length === Buffer.byteLength(sessionId) &&
-    key.equals(Buffer.from(sessionId))
-  );
+export function isKeyOf(key: Buffer | null, sessionId: string): boolean {
+  if (key === null) return false;
+  if (isAsciiOf(key, sessionId)) return true;
+  return key.length === Buffer.byteLength(sessionId) && key.equals(Buffer.from(sessionId));
+}
+
+/**
+ * Whether `bytes` are `text` and `text` is ASCII, whose UTF-8 bytes are its character codes:
+ * the common sessionId, checked without encoding it (a copy per record). False for any other
+ * text (a code of 0x80 or more is two bytes or more in UTF-8), which `isKeyOf` then encodes.
+ */
+function isAsciiOf(bytes: Buffer, text: string): boolean {
+  if (bytes.length !== text.length) return false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80 || c !== bytes[i]) return false;
+  }
+  return true;
 }
 
 function withKey(r: RawRecord, decoded: DecodeResult): DecodedRecord {

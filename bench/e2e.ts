@@ -25,6 +25,9 @@
  *                  "K=V ...": the product with those settings on top of --config, those Node
  *                  options and environment variables, for a same-run A/B of a setting
  *
+ * Beside events/s, each path's CPU over its drain (cpuMeter.ts): its process's and its main
+ * thread's per event, how busy that thread was, and the machine's busy cores.
+ *
  *   npm run bench:e2e                 # 200k events, 3 runs
  *   npm run bench:e2e -- --quick      # 3k events, 1 run
  *   npm run bench:e2e -- --events 100000 --runs 5 --skip product
@@ -34,6 +37,8 @@
  *   npm run bench:e2e -- --skip plain,eos-bench,product-uncached --alt-config maxBytesPerPartition=4194304
  */
 import { spawn } from 'node:child_process';
+import * as os from 'node:os';
+import * as readline from 'node:readline';
 import type { Batch, Message, Producer } from 'kafkajs';
 import { DEFAULTS, type Config } from '../src/config/config';
 import { evolve } from '../src/engine/evolve';
@@ -49,6 +54,7 @@ import { outputRequests } from '../src/kafka/outputChunks';
 import { decodeRecord, outputMessage } from '../src/kafka/records';
 import { RegistryCodec } from '../src/registry/codec';
 import { generateFleetArray } from '../src/sim';
+import { type CpuSpent, cpuSince, cpuSnapshot } from './cpuMeter';
 import {
   benchConfig,
   configFromArgs,
@@ -140,6 +146,8 @@ interface RunResult {
   batchTransactions?: number;
   /** Product paths: offsets taken in the changelog (records, tombstones and commit markers). */
   changelogOffsets?: number;
+  /** CPU over the drain: the machine's, and the path's own process (cpuMeter.ts). */
+  cpu?: CpuSpent;
 }
 
 async function kcatPipe(env: Env, input: string): Promise<RunResult> {
@@ -147,22 +155,39 @@ async function kcatPipe(env: Env, input: string): Promise<RunResult> {
   await createTopic(env.admin, out, PARTITIONS);
   const b = env.services.brokers.join(',');
   const started = Date.now();
-  await new Promise<void>((resolve, reject) => {
+  const before = cpuSnapshot();
+  // bash's `time` gives the CPU of both kcat processes (all their threads) on its own line.
+  const kcatCpuMs = await new Promise<number>((resolve, reject) => {
     const p = spawn(
       'bash',
       [
         '-c',
-        `set -o pipefail; kcat -C -b ${b} -t ${input} -o beginning -e -q -f '%k\\t%s\\n' | kcat -P -b ${b} -t ${out} -K '\\t' -X acks=all -X enable.idempotence=true`,
+        `TIMEFORMAT='${KCAT_CPU} %3U %3S'; time (set -o pipefail; kcat -C -b ${b} -t ${input} -o beginning -e -q -f '%k\\t%s\\n' | kcat -P -b ${b} -t ${out} -K '\\t' -X acks=all -X enable.idempotence=true)`,
       ],
-      { stdio: ['ignore', 'inherit', 'inherit'] },
+      { stdio: ['ignore', 'inherit', 'pipe'] },
     );
-    p.once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`kcat pipe exited with ${code}`)),
+    let cpuMs = NaN;
+    readline.createInterface({ input: p.stderr! }).on('line', (line) => {
+      const [tag, user, sys] = line.split(' ');
+      if (tag === KCAT_CPU) cpuMs = (Number(user) + Number(sys)) * 1000;
+      else console.error(line);
+    });
+    p.once('close', (code) =>
+      code === 0 ? resolve(cpuMs) : reject(new Error(`kcat pipe exited with ${code}`)),
     );
   });
   const ms = Date.now() - started;
-  return { variant: 'kcat', drainMs: ms, totalMs: ms, outputs: await topicEnd(env.admin, out) };
+  const cpu = { ...cpuSince(before, cpuSnapshot()), processMs: kcatCpuMs, mainThreadMs: NaN };
+  return {
+    variant: 'kcat',
+    drainMs: ms,
+    totalMs: ms,
+    outputs: await topicEnd(env.admin, out),
+    cpu,
+  };
 }
+
+const KCAT_CPU = 'cg-kcat-cpu';
 
 /**
  * Drains the input with a kafkajs consumer that fetches as the processor does, until its group
@@ -175,16 +200,21 @@ async function drainWithConsumer(
   input: string,
   eachBatch: (batch: Batch) => Promise<void>,
   autoCommit: boolean,
-): Promise<{ drainMs: number; totalMs: number }> {
+): Promise<{ drainMs: number; totalMs: number; cpu: CpuSpent }> {
   const started = Date.now();
   let joined = 0;
+  let atJoin = cpuSnapshot(process.pid);
   const consumer = env.kafka.consumer({
     groupId,
     readUncommitted: false,
     maxBytesPerPartition: DEFAULTS.maxBytesPerPartition,
     maxBytes: DEFAULTS.fetchMaxBytes,
   });
-  consumer.on(consumer.events.GROUP_JOIN, () => (joined ||= Date.now()));
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    if (joined !== 0) return;
+    joined = Date.now();
+    atJoin = cpuSnapshot(process.pid);
+  });
   try {
     await consumer.connect();
     await consumer.subscribe({ topic: input, fromBeginning: true });
@@ -195,7 +225,8 @@ async function drainWithConsumer(
       eachBatch: ({ batch }) => eachBatch(batch),
     });
     const done = await waitCommitted(env.admin, groupId, input, TIMEOUT_MS, 50);
-    return { drainMs: done - joined, totalMs: done - started };
+    const cpu = cpuSince(atJoin, cpuSnapshot(process.pid));
+    return { drainMs: done - joined, totalMs: done - started, cpu };
   } finally {
     await consumer.disconnect();
   }
@@ -234,6 +265,7 @@ async function consumeOnlyAlt(env: Env, input: string): Promise<RunResult> {
   const consumer = transport.groupConsumer(inputConsumerOptions(c));
   const started = Date.now();
   let joined = 0;
+  let atJoin = cpuSnapshot(process.pid);
   let records = 0;
   let done!: (at: number) => void;
   let failed!: (e: unknown) => void;
@@ -246,7 +278,11 @@ async function consumeOnlyAlt(env: Env, input: string): Promise<RunResult> {
   try {
     await consumer.start({
       revoked: () => undefined,
-      assigned: () => void (joined ||= Date.now()),
+      assigned: () => {
+        if (joined !== 0) return;
+        joined = Date.now();
+        atJoin = cpuSnapshot(process.pid);
+      },
       batch: async (batch, control) => {
         records += batch.messages.length;
         if (batch.messages.length > 0) control.resolveOffset(batch.lastOffset());
@@ -255,11 +291,13 @@ async function consumeOnlyAlt(env: Env, input: string): Promise<RunResult> {
       crashed: (e, restart) => void (restart || failed(e)),
     });
     const at = await finished;
+    const cpu = cpuSince(atJoin, cpuSnapshot(process.pid));
     return {
       variant: 'consume-only-alt',
       drainMs: at - joined,
       totalMs: at - started,
       outputs: records,
+      cpu,
     };
   } finally {
     clearTimeout(timer);
@@ -470,12 +508,15 @@ async function product(
     ],
     variant === 'product-alt' ? ALT_ENV : {},
   );
+  const atReady = cpuSnapshot(child.proc.pid);
+  let cpu: CpuSpent | undefined;
   let done = NaN;
   let peakRss = NaN;
   let kafkaTransactions = NaN;
   let batchTransactions = NaN;
   try {
     done = await waitCommitted(env.admin, c.groupId, input, TIMEOUT_MS, 50);
+    cpu = cpuSince(atReady, cpuSnapshot(child.proc.pid));
     await checkWorkload(variant, child.httpPort);
     peakRss = peakRssMb(child.proc.pid!);
     kafkaTransactions = await counterOf(
@@ -503,6 +544,7 @@ async function product(
     kafkaTransactions,
     batchTransactions,
     changelogOffsets: await topicEnd(env.admin, c.changelogTopic),
+    cpu,
   };
 }
 
@@ -569,6 +611,13 @@ async function main(): Promise<void> {
         peakRssMb?: number;
         /** Per million input events: Kafka transactions, batch transactions, changelog offsets. */
         perMillion?: { kafkaTransactions: number; batchTransactions: number; changelog: number };
+        /** Medians: CPU µs per event of the path's process and main thread; cores busy. */
+        cpu?: {
+          processUs: number;
+          mainThreadUs: number;
+          mainThreadBusy: number;
+          machineCores: number;
+        };
       }
     > = {};
     for (const v of VARIANTS) {
@@ -593,6 +642,16 @@ async function main(): Promise<void> {
           kafkaTransactions: perM((x) => x.kafkaTransactions!),
           batchTransactions: perM((x) => x.batchTransactions!),
           changelog: perM((x) => x.changelogOffsets!),
+        };
+      }
+      if (rs[0]!.cpu !== undefined) {
+        const median = (f: (c: CpuSpent, r: RunResult) => number) =>
+          stats(rs.map((x) => f(x.cpu!, x))).median;
+        s.cpu = {
+          processUs: median((c) => (c.processMs * 1000) / EVENTS),
+          mainThreadUs: median((c) => (c.mainThreadMs * 1000) / EVENTS),
+          mainThreadBusy: median((c, r) => c.mainThreadMs / r.drainMs),
+          machineCores: median((c) => c.machineCores),
         };
       }
       if (rs[0]!.stages) {
@@ -620,6 +679,19 @@ async function main(): Promise<void> {
       console.log(
         `| ${v} | ${fmt(s.eventsPerSec.median)} | ${fmt(s.eventsPerSec.min)} | ${fmt(s.eventsPerSec.max)} | ${fmt(s.drainMs.median)} | ${fmt(s.totalMs.median)} | ${fmt(s.eventsPerSec.median / base, 2)} | ${fmt(s.eventsPerSec.median / pass, 2)} | ${s.peakRssMb === undefined ? '–' : fmt(s.peakRssMb)} |`,
       );
+    }
+    const withCpu = Object.entries(summary).filter(([, s]) => s.cpu !== undefined);
+    if (withCpu.length > 0) {
+      console.log(
+        `\n| path (CPU over the drain, medians) | wall µs/event | process CPU µs/event | main thread CPU µs/event | main thread busy, % of the drain | machine cores busy (of ${os.cpus().length}) |`,
+      );
+      console.log('|---|---:|---:|---:|---:|---:|');
+      // kcat has no main thread of ours to read: a dash, not NaN.
+      const or = (x: number, digits = 0) => (Number.isFinite(x) ? fmt(x, digits) : '–');
+      for (const [v, s] of withCpu)
+        console.log(
+          `| ${v} | ${fmt(1e6 / s.eventsPerSec.median, 2)} | ${or(s.cpu!.processUs, 2)} | ${or(s.cpu!.mainThreadUs, 2)} | ${or(100 * s.cpu!.mainThreadBusy)} | ${or(s.cpu!.machineCores, 2)} |`,
+        );
     }
     const perMillion = Object.entries(summary).filter(([, s]) => s.perMillion !== undefined);
     if (perMillion.length > 0) {
